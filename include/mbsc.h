@@ -1,0 +1,30 @@
+/*
+ * mbsc.h - Modbus/TCP secure channel.  Include this one header.
+ *
+ * Conventions for the whole API:
+ *
+ *  - Names start with mbsc_ (functions, types) or MBSC_ (macros, constants).
+ *  - Lengths are size_t.  Keys and other fixed-size inputs are arrays whose
+ *    size appears in the prototype.
+ *  - Functions that can fail return int: MBSC_OK (0) or a non-negative count
+ *    on success, a negative enum mbsc_error on failure (mbsc_strerror gives
+ *    the text).  errno is not used to report mbsc errors.
+ *  - Pointers are owned by the caller unless a function says otherwise;
+ *    NULL is accepted only where the documentation says so.
+ *  - The cipher layer never allocates.  Objects created with _new are
+ *    released with _free, which wipes every secret they hold.
+ *  - Call sodium_init() (or mbsc functions that say they do) before use;
+ *    mbsc uses libsodium for randomness, hashing and wiping.
+ *  - No global mutable state: distinct objects may be used from distinct
+ *    threads; one object must not be used by two threads at once unless
+ *    its header says so.
+ */
+#ifndef MBSC_H
+#define MBSC_H
+
+#include "mbsc/export.h"
+#include "mbsc/error.h"
+#include "mbsc/cipher.h"
+/* @umbrella: further headers above this line */
+
+#endif /* MBSC_H */
