@@ -25,6 +25,7 @@
 #include "mbsc/export.h"
 #include "mbsc/error.h"
 #include "mbsc/cipher.h"
+#include "mbsc/keys.h"
 /* @umbrella: further headers above this line */
 
 #endif /* MBSC_H */

@@ -28,7 +28,8 @@ MBSC_API const char *mbsc_strerror(int code)
     case MBSC_ERR_BAD_CHOICE: return "peer chose a cipher that was not offered";
     case MBSC_ERR_WEAK_KEY: return "low-order X25519 key (all-zero shared secret)";
     case MBSC_ERR_WRONG_PEER_KEY:
-        return "handshake not made for this slave's key (the master has a wrong slave public key)";
+        return "handshake not made for this slave's key (the master has a wrong slave "
+               "public key, or the message was altered)";
     case MBSC_ERR_PSK_MISMATCH:
         return "handshake reply failed to authenticate (pre-shared keys differ)";
     case MBSC_ERR_HANDSHAKE_TIMEOUT: return "handshake timed out";

@@ -67,6 +67,21 @@ static inline uint8_t mbsc_rotl8(uint8_t x, unsigned n)
     return (uint8_t)((x << (n & 7u)) | (x >> ((8u - n) & 7u)));
 }
 
+#if defined(__GNUC__)
+#define MBSC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define MBSC_PRINTF(f, a)
+#endif
+
+/*
+ * Format one line of explanation into why, if why is not NULL and why_len
+ * > 0 (always NUL-terminated then; truncated if too long).  why.c.
+ */
+void mbsc_why(char *why, size_t why_len, const char *fmt, ...) MBSC_PRINTF(3, 4);
+
+/* strerror(err), thread-safe (a thread-local buffer).  why.c. */
+const char *mbsc_os_error(int err);
+
 /* Wipe secrets in a way the compiler may not optimise away. */
 #define mbsc_wipe(p, n) sodium_memzero((p), (n))
 

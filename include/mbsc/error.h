@@ -54,7 +54,7 @@ enum mbsc_error {
     MBSC_ERR_CONNECT = -33,           /* TCP connect failed (refused, unreachable) */
     MBSC_ERR_ADDRESS = -34,           /* malformed HOST:PORT */
     MBSC_ERR_RESOLVE = -35,           /* host name did not resolve */
-    MBSC_ERR_IO = -36,                /* socket error (see the connection's detail) */
+    MBSC_ERR_IO = -36,                /* unexpected socket error */
     MBSC_ERR_FD_LIMIT = -37,          /* descriptor >= FD_SETSIZE or too many fds */
     MBSC_ERR_BIND = -38,              /* bind/listen failed */
 

@@ -1,0 +1,243 @@
+/*
+ * keyio.c - file access for keys and allow-lists (see keyio.h).
+ *
+ * Reading: open first, then fstat the descriptor, so the type and mode
+ * checked are those of the file read (no stat-then-open race).  O_NONBLOCK
+ * keeps a FIFO planted at the path from hanging the caller; it is refused
+ * as not a regular file anyway.
+ *
+ * Writing: the file is created with O_EXCL and its final mode, then
+ * fchmod'ed to that mode (the umask could only have narrowed it), before
+ * any byte is written: a secret is never in a file others may read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "keys/keyio.h"
+
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+
+/* read() until cap bytes or end of file; -1 on error (errno set). */
+static ssize_t read_full(int fd, uint8_t *buf, size_t cap)
+{
+    size_t got = 0;
+
+    while (got < cap) {
+        ssize_t n = read(fd, buf + got, cap - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+/* Read all of fd into buf: 0, -1 on error (errno set), 1 if over cap bytes. */
+static int read_bounded(int fd, uint8_t *buf, size_t cap, size_t *len)
+{
+    uint8_t extra = 0;
+    ssize_t n = read_full(fd, buf, cap), more = 0;
+
+    if (n == (ssize_t)cap)
+        more = read_full(fd, &extra, 1);
+    sodium_memzero(&extra, sizeof extra);
+    if (n < 0 || more < 0)
+        return -1;
+    *len = (size_t)n;
+    return more > 0 ? 1 : 0;
+}
+
+int mbsc_keyio_read(const char *path, unsigned forbidden, uint8_t *buf, size_t cap, size_t *len,
+                    char *why, size_t why_len)
+{
+    struct stat st;
+    unsigned mode;
+    int fd, rc;
+
+    *len = 0;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        mbsc_why(why, why_len, "%s: %s", path, mbsc_os_error(errno));
+        return MBSC_ERR_KEY_FILE_UNREADABLE;
+    }
+    if (fstat(fd, &st) != 0) {
+        mbsc_why(why, why_len, "%s: %s", path, mbsc_os_error(errno));
+        rc = MBSC_ERR_KEY_FILE_UNREADABLE;
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        mbsc_why(why, why_len, "%s: not a regular file", path);
+        rc = MBSC_ERR_KEY_FILE_UNREADABLE;
+        goto out;
+    }
+    mode = (unsigned)st.st_mode & 07777u;
+    if ((mode & forbidden) != 0) {
+        if (forbidden == MBSC_KEYIO_SECRET)
+            mbsc_why(why, why_len,
+                          "%s: permissions %04o are too open (must be 0600 or stricter)", path,
+                          mode);
+        else
+            mbsc_why(why, why_len,
+                          "%s: permissions %04o let others change it (must not be group- or "
+                          "world-writable)",
+                          path, mode);
+        rc = MBSC_ERR_KEY_FILE_PERMISSIONS;
+        goto out;
+    }
+    switch (read_bounded(fd, buf, cap, len)) {
+    case 0:
+        rc = MBSC_OK;
+        break;
+    case 1:
+        mbsc_why(why, why_len, "%s: file too large (over %zu bytes)", path, cap);
+        rc = MBSC_ERR_BUFFER_TOO_SMALL;
+        break;
+    default:
+        mbsc_why(why, why_len, "%s: %s", path, mbsc_os_error(errno));
+        rc = MBSC_ERR_KEY_FILE_UNREADABLE;
+        break;
+    }
+out:
+    (void)close(fd);
+    return rc;
+}
+
+/* write() all of data; -1 on error (errno set). */
+static int write_full(int fd, const uint8_t *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* fsync the directory holding path, so a new name survives a crash. */
+static void sync_parent(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    int fd;
+
+    if (slash == NULL) {
+        dir = strdup(".");
+    } else {
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
+        dir = malloc(n + 1);
+        if (dir != NULL) {
+            memcpy(dir, path, n);
+            dir[n] = '\0';
+        }
+    }
+    if (dir == NULL)
+        return; /* best effort */
+    fd = open(dir, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0) {
+        (void)fsync(fd); /* some file systems refuse; the data is synced */
+        (void)close(fd);
+    }
+    free(dir);
+}
+
+/* Create name with O_EXCL and mode, fill it with data and sync it. */
+static int create_file(const char *name, const uint8_t *data, size_t len, mode_t mode)
+{
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, mode);
+    int err;
+
+    if (fd < 0)
+        return -1;
+    if (fchmod(fd, mode) != 0 || write_full(fd, data, len) != 0 || fsync(fd) != 0) {
+        err = errno;
+        (void)close(fd);
+        (void)unlink(name);
+        errno = err;
+        return -1;
+    }
+    if (close(fd) != 0) {
+        err = errno;
+        (void)unlink(name);
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+int mbsc_keyio_write(const char *path, const uint8_t *data, size_t len, mode_t mode, int overwrite,
+                     char *why, size_t why_len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t plen = strlen(path);
+    char *tmp;
+    int attempt, err = 0;
+
+    if (!overwrite) {
+        if (create_file(path, data, len, mode) != 0) {
+            err = errno;
+            mbsc_why(why, why_len, "%s: %s", path,
+                          err == EEXIST ? "file exists (refusing to overwrite it)"
+                                        : mbsc_os_error(err));
+            return MBSC_ERR_KEY_FILE_WRITE;
+        }
+        sync_parent(path);
+        return MBSC_OK;
+    }
+
+    /* path + ".tmp-" + 16 random hex digits, in the same directory */
+    if (plen > SIZE_MAX - 32 || (tmp = malloc(plen + 32)) == NULL) {
+        mbsc_why(why, why_len, "%s: out of memory", path);
+        return MBSC_ERR_KEY_FILE_WRITE;
+    }
+    for (attempt = 0; attempt < 10; attempt++) {
+        uint8_t rnd[8];
+        size_t i;
+
+        randombytes_buf(rnd, sizeof rnd);
+        memcpy(tmp, path, plen);
+        memcpy(tmp + plen, ".tmp-", 5);
+        for (i = 0; i < sizeof rnd; i++) {
+            tmp[plen + 5 + 2 * i] = hex[rnd[i] >> 4];
+            tmp[plen + 6 + 2 * i] = hex[rnd[i] & 15u];
+        }
+        tmp[plen + 5 + 2 * sizeof rnd] = '\0';
+        if (create_file(tmp, data, len, mode) == 0) {
+            err = 0;
+            break;
+        }
+        err = errno;
+        if (err != EEXIST)
+            break;
+    }
+    if (err == 0 && rename(tmp, path) != 0) {
+        err = errno;
+        (void)unlink(tmp);
+    }
+    if (err != 0) {
+        mbsc_why(why, why_len, "%s: %s", err == EEXIST ? tmp : path,
+                      mbsc_os_error(err));
+        free(tmp);
+        return MBSC_ERR_KEY_FILE_WRITE;
+    }
+    free(tmp);
+    sync_parent(path);
+    return MBSC_OK;
+}
