@@ -26,6 +26,7 @@
 #include "mbsc/error.h"
 #include "mbsc/cipher.h"
 #include "mbsc/keys.h"
+#include "mbsc/session.h"
 /* @umbrella: further headers above this line */
 
 #endif /* MBSC_H */

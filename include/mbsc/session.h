@@ -1,0 +1,219 @@
+/*
+ * mbsc/session.h - the mbsc/1 secure channel as a sans-I/O engine.
+ *
+ * A session never touches a socket, a clock or a thread.  The caller moves
+ * bytes: what arrives from the network goes in with mbsc_session_feed(),
+ * what the session wants sent comes out of mbsc_session_output() and is
+ * acknowledged with mbsc_session_output_consumed().  Payloads (whole Modbus
+ * ADUs) go in with mbsc_session_send() and come out with
+ * mbsc_session_recv().  Any chunking of the input works, from one byte at a
+ * time to many frames in one call.  Timeouts are the caller's business (the
+ * connection layer in mbsc/conn.h does it for callers without an event loop).
+ *
+ * Life of a session:
+ *   1. mbsc_config_new() + setters, once per process or per listener;
+ *   2. mbsc_session_new(cfg): a master has handshake message 1 ready in its
+ *      output at once; a slave waits for it;
+ *   3. bytes flow until mbsc_session_established() is true;
+ *   4. payloads flow; every frame is authenticated before it is decrypted;
+ *   5. mbsc_session_free() wipes every secret.
+ *
+ * Errors are sticky: after the first failure (bad tag, bad frame length,
+ * handshake failure...) the session's secrets are wiped, its pending output
+ * is dropped (a slave never answers a failed handshake), and every later
+ * call returns the same error, also available from mbsc_session_error().
+ * Caller mistakes that change nothing (NULL, a payload that is too long, a
+ * full output buffer, a call before the handshake is over) return an error
+ * without killing the session.
+ *
+ * Thread-safety: a config may be shared by sessions in several threads once
+ * it is no longer being modified.  A session must be used by one thread at
+ * a time.
+ */
+#ifndef MBSC_SESSION_H
+#define MBSC_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mbsc/cipher.h"
+#include "mbsc/export.h"
+#include "mbsc/keys.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Wire constants of mbsc/1 (docs/protocol.md). */
+#define MBSC_FRAME_HEADER_BYTES 2u    /* big-endian body length L */
+#define MBSC_MAX_FRAME_BODY 4096u     /* largest L accepted or sent */
+#define MBSC_TAG_BYTES 16u            /* Poly1305 tag at the end of a body */
+#define MBSC_MAX_PAYLOAD (MBSC_MAX_FRAME_BODY - MBSC_TAG_BYTES) /* 4080 */
+#define MBSC_FRAME_OVERHEAD (MBSC_FRAME_HEADER_BYTES + MBSC_TAG_BYTES)
+#define MBSC_REKEY_AFTER_FRAMES 65536u /* frames per direction per key */
+#define MBSC_MAX_CIPHER_OFFER 16u     /* cipher ids in a master's offer */
+#define MBSC_PROTOCOL_VERSION 1u
+#define MBSC_DEFAULT_HANDSHAKE_TIMEOUT_MS 10000u
+
+enum mbsc_role {
+    MBSC_ROLE_MASTER = 1, /* Modbus client, Noise initiator */
+    MBSC_ROLE_SLAVE = 2   /* Modbus server, Noise responder */
+};
+
+/* ---- Configuration ------------------------------------------------------ */
+
+typedef struct mbsc_config mbsc_config;
+
+/*
+ * A new configuration for one role, with the default cipher list (all four,
+ * ChaCha20 first), no PSK (32 zero bytes on the wire, as WireGuard does) and
+ * a 10 s handshake timeout.  NULL if out of memory or role is invalid.
+ */
+MBSC_API mbsc_config *mbsc_config_new(enum mbsc_role role);
+
+/* Wipe and free; NULL is allowed.  Sessions made from it keep working. */
+MBSC_API void mbsc_config_free(mbsc_config *cfg);
+
+/* Our static key pair (copied).  Required for both roles. */
+MBSC_API int mbsc_config_set_keypair(mbsc_config *cfg, const mbsc_keypair *kp);
+
+/* Master only: the slave's static public key (copied).  Required. */
+MBSC_API int mbsc_config_set_peer_public_key(mbsc_config *cfg,
+                                             const uint8_t public_key[MBSC_KEY_BYTES]);
+
+/*
+ * Slave only: the masters allowed to connect.  Borrowed: it must stay
+ * alive, unmodified, as long as the config and any session made from it.
+ * Required for a slave.
+ */
+MBSC_API int mbsc_config_set_allowlist(mbsc_config *cfg, const mbsc_allowlist *al);
+
+/* Optional pre-shared key (copied); NULL returns to "no PSK". */
+MBSC_API int mbsc_config_set_psk(mbsc_config *cfg, const uint8_t psk[MBSC_KEY_BYTES]);
+
+/*
+ * Cipher policy from a comma-separated list of names, e.g. "rabbit,chacha20".
+ * Master: the offer, in order of preference.  Slave: the ciphers it allows
+ * (the master's order decides).  Returns MBSC_ERR_UNKNOWN_CIPHER for an
+ * unknown name, MBSC_ERR_INVALID_ARG for an empty list, a repeated name or
+ * more than MBSC_MAX_CIPHER_OFFER entries; the policy is then unchanged.
+ */
+MBSC_API int mbsc_config_set_ciphers(mbsc_config *cfg, const char *list);
+
+/* The same by wire ids (1..4). */
+MBSC_API int mbsc_config_set_cipher_ids(mbsc_config *cfg, const unsigned *ids, size_t n);
+
+/* Handshake timeout used by the connection layer and the adapters. */
+MBSC_API int mbsc_config_set_handshake_timeout(mbsc_config *cfg, unsigned timeout_ms);
+MBSC_API unsigned mbsc_config_handshake_timeout(const mbsc_config *cfg);
+MBSC_API enum mbsc_role mbsc_config_role(const mbsc_config *cfg);
+
+/* ---- Sessions ----------------------------------------------------------- */
+
+typedef struct mbsc_session mbsc_session;
+
+/*
+ * A session for one connection.  The config must be complete (key pair,
+ * and the peer key or allow-list); what the session needs is copied, except
+ * the allow-list.  Returns NULL and sets *err (if err is not NULL) to
+ * MBSC_ERR_STATE for an incomplete config or MBSC_ERR_NOMEM.
+ */
+MBSC_API mbsc_session *mbsc_session_new(const mbsc_config *cfg, int *err);
+
+/* Wipe and free; NULL is allowed. */
+MBSC_API void mbsc_session_free(mbsc_session *s);
+
+/*
+ * Bytes waiting to be sent: returns a pointer to them and sets *len (0 when
+ * there is nothing to send; the pointer is then not NULL but must not be
+ * read).  The pointer stays valid until the next call on the session.
+ * len must not be NULL.
+ */
+MBSC_API const uint8_t *mbsc_session_output(mbsc_session *s, size_t *len);
+
+/* Tell the session that the first n bytes of its output were sent. */
+MBSC_API void mbsc_session_output_consumed(mbsc_session *s, size_t n);
+
+/*
+ * Hand the session bytes received from the peer.  It consumes them in
+ * order and sets *consumed; it stops early (consumed < len) when an opened
+ * payload is waiting: take it with mbsc_session_recv() and feed the rest.
+ * Handshake replies may appear in the output.  Returns MBSC_OK or a (sticky)
+ * error.
+ */
+MBSC_API MBSC_WUR int mbsc_session_feed(mbsc_session *s, const uint8_t *in, size_t len,
+                                        size_t *consumed);
+
+/*
+ * Tell the session that the peer closed the connection.  The session ends
+ * with MBSC_ERR_TRUNCATED if part of a frame had arrived, otherwise with
+ * MBSC_ERR_PEER_CLOSED, and returns that code (a session that had already
+ * failed keeps and returns its first error).  A payload opened before can
+ * still be taken with mbsc_session_recv().
+ */
+MBSC_API int mbsc_session_feed_eof(mbsc_session *s);
+
+/*
+ * Take the next opened payload: returns 1 and sets *len when one was copied
+ * to out, 0 when none is waiting, MBSC_ERR_BUFFER_TOO_SMALL (the payload
+ * stays) when cap is less than its length, or the session's error.  An
+ * empty payload (a keep-alive) returns 1 with *len = 0.
+ */
+MBSC_API MBSC_WUR int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t cap,
+                                        size_t *len);
+
+/*
+ * Seal one payload (0 to MBSC_MAX_PAYLOAD bytes) into one frame appended to
+ * the output.  MBSC_ERR_STATE before the handshake is complete,
+ * MBSC_ERR_PAYLOAD_TOO_LONG, MBSC_ERR_WOULD_BLOCK when the output has no
+ * room (send it first); none of those changes the session.
+ */
+MBSC_API MBSC_WUR int mbsc_session_send(mbsc_session *s, const uint8_t *payload, size_t len);
+
+/* ---- Queries ------------------------------------------------------------ */
+
+/* Queries accept NULL: they then report "not established", no cipher, etc. */
+
+/* 1 once the handshake is complete and the session not failed, else 0. */
+MBSC_API int mbsc_session_established(const mbsc_session *s);
+
+/* MBSC_OK, or the sticky error that ended the session. */
+MBSC_API int mbsc_session_error(const mbsc_session *s);
+
+/* The session's role; s must not be NULL. */
+MBSC_API enum mbsc_role mbsc_session_role(const mbsc_session *s);
+
+/* The negotiated cipher; NULL before the handshake is complete. */
+MBSC_API const mbsc_cipher *mbsc_session_cipher(const mbsc_session *s);
+
+/*
+ * The peer's authenticated static public key: MBSC_OK once known (slave:
+ * after message 1 was accepted; master: from the config), else
+ * MBSC_ERR_STATE.
+ */
+MBSC_API int mbsc_session_peer_public_key(const mbsc_session *s,
+                                          uint8_t public_key[MBSC_KEY_BYTES]);
+
+/*
+ * Slave: the allow-list name and role (NULL if none) of the authenticated
+ * master, valid for the session's lifetime.  Master, or before the
+ * handshake: NULL.
+ */
+MBSC_API const char *mbsc_session_peer_name(const mbsc_session *s);
+MBSC_API const char *mbsc_session_peer_role(const mbsc_session *s);
+
+/*
+ * The Noise handshake hash (64 bytes), a unique identifier of this session
+ * that both sides share (channel binding).  MBSC_ERR_STATE before the end
+ * of the handshake.
+ */
+MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s, uint8_t hash[64]);
+
+/* Bytes of memory one session occupies (for footprint reports). */
+MBSC_API size_t mbsc_session_footprint(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MBSC_SESSION_H */

@@ -1,0 +1,37 @@
+/*
+ * session_internal.h - what the session engine shares with its config and
+ * with the tests.  Not installed.
+ */
+#ifndef MBSC_SESSION_INTERNAL_H
+#define MBSC_SESSION_INTERNAL_H
+
+#include "internal.h"
+#include "mbsc/keys.h"
+#include "mbsc/session.h"
+
+struct mbsc_config {
+    enum mbsc_role role;
+    int has_keypair;
+    mbsc_keypair keypair;
+    int has_peer_key;
+    uint8_t peer_key[MBSC_KEY_BYTES];
+    const mbsc_allowlist *allowlist; /* borrowed */
+    int has_psk;
+    uint8_t psk[MBSC_KEY_BYTES];
+    uint8_t ciphers[MBSC_MAX_CIPHER_OFFER]; /* wire ids, in order */
+    size_t n_ciphers;
+    unsigned handshake_timeout_ms;
+};
+
+/*
+ * mbsc_session_new with a fixed ephemeral private key instead of a random
+ * one, so that tests can reproduce published handshake bytes.  Never used
+ * by production code: a reused ephemeral key destroys forward secrecy.
+ */
+mbsc_session *mbsc_session_new_for_testing(const mbsc_config *cfg,
+                                           const uint8_t e_priv[MBSC_KEY_BYTES], int *err);
+
+/* The mbsc/1 prologue, bound into every handshake. */
+#define MBSC_PROLOGUE "mbsc/1"
+
+#endif /* MBSC_SESSION_INTERNAL_H */

@@ -1,0 +1,725 @@
+/*
+ * check_session.c - the session engine wired back to back in memory: every
+ * cipher and payload size, tampering of every bit, replays and reordering,
+ * each handshake failure with its own error, the rekey boundary in both
+ * directions, and any chunking of the input.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsc.h"
+#include "noise/noise.h"
+#include "session/session_internal.h"
+#include "testutil.h"
+
+Suite *session_suite(void);
+
+static const char *const cipher_names[MBSC_CIPHER_COUNT] = {"chacha20", "trivium", "rabbit",
+                                                            "enocoro128v2"};
+
+/* ---- fixtures --------------------------------------------------------------- */
+
+struct pair {
+    mbsc_keypair master_kp, slave_kp;
+    mbsc_allowlist *allow;
+    mbsc_config *mcfg, *scfg;
+    mbsc_session *m, *s;
+};
+
+/* Configs for a master and a slave that know each other; sessions not yet made. */
+static void pair_config(struct pair *p, const char *ciphers)
+{
+    memset(p, 0, sizeof *p);
+    ck_assert_int_eq(mbsc_keypair_generate(&p->master_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_keypair_generate(&p->slave_kp), MBSC_OK);
+    p->allow = mbsc_allowlist_new();
+    ck_assert_ptr_nonnull(p->allow);
+    ck_assert_int_eq(mbsc_allowlist_add(p->allow, p->master_kp.public_key, "plc-1", "operator"),
+                     MBSC_OK);
+    p->mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    p->scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
+    ck_assert_int_eq(mbsc_config_set_keypair(p->mcfg, &p->master_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(p->mcfg, p->slave_kp.public_key), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(p->scfg, &p->slave_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_allowlist(p->scfg, p->allow), MBSC_OK);
+    if (ciphers != NULL)
+        ck_assert_int_eq(mbsc_config_set_ciphers(p->mcfg, ciphers), MBSC_OK);
+}
+
+static void pair_sessions(struct pair *p)
+{
+    int err;
+
+    p->m = mbsc_session_new(p->mcfg, &err);
+    ck_assert_msg(p->m != NULL, "master: %s", mbsc_strerror(err));
+    p->s = mbsc_session_new(p->scfg, &err);
+    ck_assert_msg(p->s != NULL, "slave: %s", mbsc_strerror(err));
+}
+
+static void pair_free(struct pair *p)
+{
+    mbsc_session_free(p->m);
+    mbsc_session_free(p->s);
+    mbsc_config_free(p->mcfg);
+    mbsc_config_free(p->scfg);
+    mbsc_allowlist_free(p->allow);
+    mbsc_keypair_wipe(&p->master_kp);
+    mbsc_keypair_wipe(&p->slave_kp);
+}
+
+/* Take all of a session's output into a caller buffer. */
+static size_t take_output(mbsc_session *from, uint8_t *buf, size_t cap)
+{
+    size_t len;
+    const uint8_t *p = mbsc_session_output(from, &len);
+
+    ck_assert_uint_le(len, cap);
+    memcpy(buf, p, len);
+    mbsc_session_output_consumed(from, len);
+    return len;
+}
+
+/*
+ * Feed bytes in chunks of `chunk` (0 = all at once), collecting every
+ * payload into got[] (lengths in got_len[]).  Returns the first error or
+ * MBSC_OK; *n_got counts payloads.
+ */
+static int feed_all(mbsc_session *to, const uint8_t *bytes, size_t len, size_t chunk,
+                    uint8_t (*got)[MBSC_MAX_PAYLOAD], size_t *got_len, size_t max_got,
+                    size_t *n_got)
+{
+    size_t pos = 0;
+
+    while (pos < len) {
+        size_t step = chunk == 0 || len - pos < chunk ? len - pos : chunk;
+        size_t used = 0;
+        int rc = mbsc_session_feed(to, bytes + pos, step, &used);
+        uint8_t sink[MBSC_MAX_PAYLOAD];
+        size_t plen;
+        int r;
+
+        pos += used;
+        while ((r = mbsc_session_recv(to, *n_got < max_got ? got[*n_got] : sink, MBSC_MAX_PAYLOAD,
+                                      &plen)) == 1) {
+            if (*n_got < max_got)
+                got_len[*n_got] = plen;
+            (*n_got)++;
+        }
+        if (rc != MBSC_OK)
+            return rc;
+        if (r < 0)
+            return r;
+    }
+    return MBSC_OK;
+}
+
+/* Move a's whole output to b; payloads delivered to b are counted in *n. */
+static int deliver(mbsc_session *a, mbsc_session *b, size_t *n)
+{
+    static uint8_t buf[2 * (MBSC_MAX_FRAME_BODY + 2)];
+    size_t len = take_output(a, buf, sizeof buf), dummy = 0;
+
+    return feed_all(b, buf, len, 0, NULL, NULL, 0, n != NULL ? n : &dummy);
+}
+
+static void handshake(struct pair *p)
+{
+    ck_assert_int_eq(deliver(p->m, p->s, NULL), MBSC_OK);
+    ck_assert_int_eq(deliver(p->s, p->m, NULL), MBSC_OK);
+    ck_assert(mbsc_session_established(p->m));
+    ck_assert(mbsc_session_established(p->s));
+}
+
+/* Seal payload on `from`, deliver, and check `to` gets exactly it. */
+static void round_trip(mbsc_session *from, mbsc_session *to, const uint8_t *payload, size_t n)
+{
+    static uint8_t got[1][MBSC_MAX_PAYLOAD];
+    size_t got_len[1] = {0}, n_got = 0;
+    static uint8_t buf[MBSC_MAX_FRAME_BODY + 2];
+    size_t len;
+
+    ck_assert_int_eq(mbsc_session_send(from, payload, n), MBSC_OK);
+    len = take_output(from, buf, sizeof buf);
+    ck_assert_uint_eq(len, n + MBSC_FRAME_OVERHEAD);
+    ck_assert_int_eq(feed_all(to, buf, len, 0, got, got_len, 1, &n_got), MBSC_OK);
+    ck_assert_uint_eq(n_got, 1);
+    ck_assert_uint_eq(got_len[0], n);
+    ck_assert(n == 0 || memcmp(got[0], payload, n) == 0);
+}
+
+/* ---- handshake and payloads for every cipher -------------------------------- */
+
+START_TEST(every_cipher_every_size)
+{
+    static uint8_t payload[MBSC_MAX_PAYLOAD];
+    struct pair p;
+    size_t n;
+
+    pair_config(&p, cipher_names[_i]);
+    pair_sessions(&p);
+    handshake(&p);
+    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.m)), cipher_names[_i]);
+    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.s)), cipher_names[_i]);
+    ck_assert_str_eq(mbsc_session_peer_name(p.s), "plc-1");
+    ck_assert_str_eq(mbsc_session_peer_role(p.s), "operator");
+    ck_assert_ptr_null(mbsc_session_peer_name(p.m));
+    {
+        uint8_t key[32], hm[64], hs[64];
+        ck_assert_int_eq(mbsc_session_peer_public_key(p.s, key), MBSC_OK);
+        ck_assert(memcmp(key, p.master_kp.public_key, 32) == 0);
+        ck_assert_int_eq(mbsc_session_peer_public_key(p.m, key), MBSC_OK);
+        ck_assert(memcmp(key, p.slave_kp.public_key, 32) == 0);
+        ck_assert_int_eq(mbsc_session_handshake_hash(p.m, hm), MBSC_OK);
+        ck_assert_int_eq(mbsc_session_handshake_hash(p.s, hs), MBSC_OK);
+        ck_assert(memcmp(hm, hs, 64) == 0);
+    }
+    for (n = 0; n <= MBSC_MAX_PAYLOAD; n += n < 300 ? 1 : 53) {
+        tu_fill_pattern(payload, n, (uint32_t)n + 1);
+        round_trip(p.m, p.s, payload, n);
+        round_trip(p.s, p.m, payload, n);
+    }
+    tu_fill_pattern(payload, MBSC_MAX_PAYLOAD, 99);
+    round_trip(p.m, p.s, payload, MBSC_MAX_PAYLOAD);
+    round_trip(p.s, p.m, payload, MBSC_MAX_PAYLOAD);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(default_policy_picks_chacha20)
+{
+    struct pair p;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    handshake(&p);
+    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.m)), "chacha20");
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(masters_order_decides)
+{
+    struct pair p;
+
+    pair_config(&p, "enocoro128v2, rabbit,chacha20");
+    ck_assert_int_eq(mbsc_config_set_ciphers(p.scfg, "chacha20,rabbit"), MBSC_OK);
+    pair_sessions(&p);
+    handshake(&p);
+    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.m)), "rabbit");
+    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.s)), "rabbit");
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(cipher_list_parsing)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    unsigned ids[2] = {4, 2}, bad[2] = {1, 5};
+
+    ck_assert_int_eq(mbsc_config_set_ciphers(cfg, "trivium"), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_ciphers(cfg, "aes"), MBSC_ERR_UNKNOWN_CIPHER);
+    ck_assert_int_eq(mbsc_config_set_ciphers(cfg, ""), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_config_set_ciphers(cfg, "rabbit,,trivium"), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_config_set_ciphers(cfg, "rabbit,rabbit"), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_config_set_ciphers(cfg, "rabbit,"), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_config_set_cipher_ids(cfg, ids, 2), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_cipher_ids(cfg, bad, 2), MBSC_ERR_UNKNOWN_CIPHER);
+    ck_assert_int_eq(mbsc_config_set_cipher_ids(cfg, ids, 0), MBSC_ERR_INVALID_ARG);
+    ck_assert_ptr_null(mbsc_config_new((enum mbsc_role)7));
+    /* A master cannot take an allow-list, a slave no peer key. */
+    ck_assert_int_eq(mbsc_config_set_allowlist(cfg, (const mbsc_allowlist *)cfg),
+                     MBSC_ERR_INVALID_ARG);
+    mbsc_config_free(cfg);
+}
+END_TEST
+
+START_TEST(incomplete_config_refused)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    mbsc_keypair kp;
+    int err = 0;
+
+    ck_assert_int_eq(mbsc_keypair_generate(&kp), MBSC_OK);
+    ck_assert_ptr_null(mbsc_session_new(cfg, &err));
+    ck_assert_int_eq(err, MBSC_ERR_STATE);
+    ck_assert_int_eq(mbsc_config_set_keypair(cfg, &kp), MBSC_OK);
+    ck_assert_ptr_null(mbsc_session_new(cfg, &err)); /* no peer key yet */
+    ck_assert_int_eq(err, MBSC_ERR_STATE);
+    ck_assert_ptr_null(mbsc_session_new(NULL, &err));
+    ck_assert_int_eq(err, MBSC_ERR_INVALID_ARG);
+    mbsc_config_free(cfg);
+}
+END_TEST
+
+/* ---- input chunking ------------------------------------------------------------ */
+
+/* The whole exchange one byte at a time, then many frames in one buffer. */
+START_TEST(byte_at_a_time_and_many_frames_at_once)
+{
+    static uint8_t got[40][MBSC_MAX_PAYLOAD];
+    static uint8_t buf[2 * (MBSC_MAX_FRAME_BODY + 2)];
+    size_t got_len[40], n_got = 0, len, i;
+    uint8_t payload[64];
+    struct pair p;
+
+    pair_config(&p, cipher_names[_i]);
+    pair_sessions(&p);
+    len = take_output(p.m, buf, sizeof buf);
+    ck_assert_int_eq(feed_all(p.s, buf, len, 1, got, got_len, 40, &n_got), MBSC_OK);
+    len = take_output(p.s, buf, sizeof buf);
+    ck_assert_int_eq(feed_all(p.m, buf, len, 1, got, got_len, 40, &n_got), MBSC_OK);
+    ck_assert(mbsc_session_established(p.m) && mbsc_session_established(p.s));
+
+    /* 40 frames of 0..39 bytes, sealed back to back. */
+    for (i = 0; i < 40; i++) {
+        tu_fill_pattern(payload, i, (uint32_t)i + 7);
+        ck_assert_int_eq(mbsc_session_send(p.m, payload, i), MBSC_OK);
+    }
+    len = take_output(p.m, buf, sizeof buf);
+    /* All at once for chacha20, chunks of 7, 14, 21 bytes for the others. */
+    ck_assert_int_eq(feed_all(p.s, buf, len, _i == 0 ? 0 : (size_t)_i * 7, got, got_len, 40,
+                              &n_got),
+                     MBSC_OK);
+    ck_assert_uint_eq(n_got, 40);
+    for (i = 0; i < 40; i++) {
+        tu_fill_pattern(payload, i, (uint32_t)i + 7);
+        ck_assert_uint_eq(got_len[i], i);
+        ck_assert(i == 0 || memcmp(got[i], payload, i) == 0);
+    }
+
+    /* And the other direction one byte at a time. */
+    n_got = 0;
+    for (i = 0; i < 10; i++)
+        ck_assert_int_eq(mbsc_session_send(p.s, payload, 30), MBSC_OK);
+    len = take_output(p.s, buf, sizeof buf);
+    ck_assert_int_eq(feed_all(p.m, buf, len, 1, got, got_len, 40, &n_got), MBSC_OK);
+    ck_assert_uint_eq(n_got, 10);
+    pair_free(&p);
+}
+END_TEST
+
+/* ---- tampering ------------------------------------------------------------------ */
+
+/*
+ * Flip bit _i of a sealed frame (length bytes, ciphertext, tag).  The
+ * receiver must deliver nothing and fail, whatever follows: a later
+ * genuine frame and enough padding to complete any length.
+ */
+START_TEST(every_bit_flip_rejected)
+{
+    static uint8_t got[4][MBSC_MAX_PAYLOAD];
+    static uint8_t pad[MBSC_MAX_FRAME_BODY + 2];
+    uint8_t frame[64], next[64], payload[20];
+    size_t got_len[4], n_got = 0, len, next_len;
+    int cipher = _i % (int)MBSC_CIPHER_COUNT;
+    int bit = _i / (int)MBSC_CIPHER_COUNT;
+    struct pair p;
+    int rc;
+
+    pair_config(&p, cipher_names[cipher]);
+    pair_sessions(&p);
+    handshake(&p);
+    tu_fill_pattern(payload, sizeof payload, 5);
+    ck_assert_int_eq(mbsc_session_send(p.m, payload, sizeof payload), MBSC_OK);
+    len = take_output(p.m, frame, sizeof frame);
+    ck_assert_uint_eq(len, sizeof payload + MBSC_FRAME_OVERHEAD);
+    ck_assert_int_eq(mbsc_session_send(p.m, payload, sizeof payload), MBSC_OK);
+    next_len = take_output(p.m, next, sizeof next);
+    ck_assert_uint_lt((size_t)bit, len * 8);
+
+    frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    rc = feed_all(p.s, frame, len, 0, got, got_len, 4, &n_got);
+    if (rc == MBSC_OK)
+        rc = feed_all(p.s, next, next_len, 0, got, got_len, 4, &n_got);
+    if (rc == MBSC_OK)
+        rc = feed_all(p.s, pad, sizeof pad, 0, got, got_len, 4, &n_got);
+    ck_assert_msg(rc == MBSC_ERR_BAD_TAG || rc == MBSC_ERR_FRAME_LENGTH,
+                  "bit %d: %s", bit, mbsc_strerror(rc));
+    ck_assert_uint_eq(n_got, 0);
+    /* Sticky, and the session is done. */
+    ck_assert_int_eq(mbsc_session_error(p.s), rc);
+    ck_assert_int_eq(mbsc_session_send(p.s, payload, 1), rc);
+    ck_assert(!mbsc_session_established(p.s));
+    pair_free(&p);
+}
+END_TEST
+
+enum disorder { REPLAY, REORDER, DROP, DUPLICATE_LAST };
+
+START_TEST(replay_reorder_drop_rejected)
+{
+    static uint8_t got[4][MBSC_MAX_PAYLOAD];
+    uint8_t f[3][64], payload[12] = {0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 1};
+    size_t flen[3], got_len[4], n_got = 0, i;
+    const size_t *order;
+    static const size_t orders[][3] = {
+        [REPLAY] = {0, 0, 1}, [REORDER] = {1, 0, 2}, [DROP] = {0, 2, 1},
+        [DUPLICATE_LAST] = {0, 1, 1}};
+    size_t expect_ok[] = {[REPLAY] = 1, [REORDER] = 0, [DROP] = 1, [DUPLICATE_LAST] = 2};
+    struct pair p;
+    int rc = MBSC_OK;
+
+    pair_config(&p, cipher_names[_i % 4]);
+    pair_sessions(&p);
+    handshake(&p);
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(mbsc_session_send(p.m, payload, sizeof payload), MBSC_OK);
+        flen[i] = take_output(p.m, f[i], sizeof f[i]);
+    }
+    order = orders[_i / 4];
+    for (i = 0; i < 3 && rc == MBSC_OK; i++)
+        rc = feed_all(p.s, f[order[i]], flen[order[i]], 0, got, got_len, 4, &n_got);
+    ck_assert_int_eq(rc, MBSC_ERR_BAD_TAG);
+    ck_assert_uint_eq(n_got, expect_ok[_i / 4]);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(truncated_frame_at_eof)
+{
+    static uint8_t got[2][MBSC_MAX_PAYLOAD];
+    uint8_t frame[64], payload[10] = {0};
+    size_t got_len[2], n_got = 0, len;
+    struct pair p;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    handshake(&p);
+    ck_assert_int_eq(mbsc_session_send(p.m, payload, sizeof payload), MBSC_OK);
+    len = take_output(p.m, frame, sizeof frame);
+    ck_assert_int_eq(feed_all(p.s, frame, len - 1 - (size_t)_i, 0, got, got_len, 2, &n_got),
+                     MBSC_OK);
+    ck_assert_int_eq(mbsc_session_feed_eof(p.s), MBSC_ERR_TRUNCATED);
+    ck_assert_int_eq(mbsc_session_error(p.s), MBSC_ERR_TRUNCATED);
+    ck_assert_uint_eq(n_got, 0);
+    /* A clean close between frames is not a truncation. */
+    ck_assert_int_eq(mbsc_session_feed_eof(p.m), MBSC_ERR_PEER_CLOSED);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(oversized_and_undersized_lengths)
+{
+    uint8_t hdr[2];
+    size_t used;
+    struct pair p;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    /* Before the handshake: a length above the limit fails at once. */
+    mbsc_store16_be(hdr, (uint16_t)(MBSC_MAX_FRAME_BODY + 1));
+    ck_assert_int_eq(mbsc_session_feed(p.s, hdr, 2, &used), MBSC_ERR_FRAME_LENGTH);
+    pair_free(&p);
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    handshake(&p);
+    /* After it: a body shorter than a tag is impossible. */
+    mbsc_store16_be(hdr, (uint16_t)(MBSC_TAG_BYTES - 1));
+    ck_assert_int_eq(mbsc_session_feed(p.s, hdr, 2, &used), MBSC_ERR_FRAME_LENGTH);
+    mbsc_store16_be(hdr, 0xffff);
+    ck_assert_int_eq(mbsc_session_feed(p.m, hdr, 2, &used), MBSC_ERR_FRAME_LENGTH);
+    pair_free(&p);
+}
+END_TEST
+
+/* ---- handshake failures, each with its own error ------------------------------- */
+
+START_TEST(wrong_slave_key)
+{
+    mbsc_keypair other;
+    struct pair p;
+
+    pair_config(&p, NULL);
+    ck_assert_int_eq(mbsc_keypair_generate(&other), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(p.mcfg, other.public_key), MBSC_OK);
+    pair_sessions(&p);
+    ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_ERR_WRONG_PEER_KEY);
+    {
+        size_t len;
+        mbsc_session_output(p.s, &len);
+        ck_assert_uint_eq(len, 0); /* no answer */
+    }
+    mbsc_keypair_wipe(&other);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(unknown_master_key)
+{
+    mbsc_keypair stranger;
+    struct pair p;
+    uint8_t key[32];
+    size_t len;
+
+    pair_config(&p, NULL);
+    ck_assert_int_eq(mbsc_keypair_generate(&stranger), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(p.mcfg, &stranger), MBSC_OK);
+    pair_sessions(&p);
+    ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_ERR_UNKNOWN_PEER);
+    mbsc_session_output(p.s, &len);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_ptr_null(mbsc_session_peer_name(p.s));
+    ck_assert_int_eq(mbsc_session_peer_public_key(p.s, key), MBSC_ERR_STATE);
+    mbsc_keypair_wipe(&stranger);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(wrong_psk)
+{
+    uint8_t psk1[32], psk2[32];
+    struct pair p;
+
+    memset(psk1, 1, sizeof psk1);
+    memset(psk2, 2, sizeof psk2);
+    pair_config(&p, NULL);
+    /* _i == 0: both have a PSK but differ; 1: only the master has one. */
+    ck_assert_int_eq(mbsc_config_set_psk(p.mcfg, psk1), MBSC_OK);
+    if (_i == 0)
+        ck_assert_int_eq(mbsc_config_set_psk(p.scfg, psk2), MBSC_OK);
+    pair_sessions(&p);
+    ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_OK); /* the slave cannot tell */
+    ck_assert_int_eq(deliver(p.s, p.m, NULL), MBSC_ERR_PSK_MISMATCH);
+    ck_assert(!mbsc_session_established(p.m));
+    pair_free(&p);
+
+    /* The same PSK on both sides works. */
+    pair_config(&p, NULL);
+    ck_assert_int_eq(mbsc_config_set_psk(p.mcfg, psk1), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_psk(p.scfg, psk1), MBSC_OK);
+    pair_sessions(&p);
+    handshake(&p);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(no_common_cipher)
+{
+    struct pair p;
+    size_t len;
+
+    pair_config(&p, "trivium,rabbit");
+    ck_assert_int_eq(mbsc_config_set_ciphers(p.scfg, "chacha20,enocoro128v2"), MBSC_OK);
+    pair_sessions(&p);
+    ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_ERR_NO_COMMON_CIPHER);
+    mbsc_session_output(p.s, &len);
+    ck_assert_uint_eq(len, 0);
+    pair_free(&p);
+}
+END_TEST
+
+/*
+ * A man in the middle rewrites the cipher offer.  He cannot read it (it is
+ * encrypted), so he flips bits of the payload part of message 1: byte _i
+ * of the 6-byte offer plus its 16-byte tag.  The handshake fails.
+ */
+START_TEST(offer_rewritten_in_transit)
+{
+    uint8_t msg[256];
+    size_t len, used;
+    struct pair p;
+    /* frame header, e, encrypted s: then the encrypted offer */
+    size_t offer_at = 2 + 32 + 48;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    len = take_output(p.m, msg, sizeof msg);
+    ck_assert_uint_eq(len, offer_at + 6 + 16);
+    msg[offer_at + (size_t)_i] ^= 0x03; /* e.g. turn id 1 into 2 */
+    ck_assert_int_eq(mbsc_session_feed(p.s, msg, len, &used), MBSC_ERR_HANDSHAKE_DECRYPT);
+    ck_assert(!mbsc_session_established(p.s));
+    pair_free(&p);
+}
+END_TEST
+
+/*
+ * Offers built by hand with a raw Noise initiator: malformed ones fail with
+ * their own error; unknown ids, id 0 and repeats are skipped.
+ */
+static int slave_reads_offer(const uint8_t *offer, size_t offer_len, unsigned *chosen)
+{
+    uint8_t msg[512];
+    size_t len = 0, used;
+    struct pair p;
+    mbsc_noise hs;
+    int rc;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    ck_assert_int_eq(mbsc_noise_init(&hs, MBSC_NOISE_IKPSK2, 1, (const uint8_t *)"mbsc/1", 6,
+                                     p.master_kp.private_key, p.slave_kp.public_key, NULL),
+                     MBSC_OK);
+    ck_assert_int_eq(mbsc_noise_write_message(&hs, offer, offer_len, msg + 2, sizeof msg - 2, &len),
+                     MBSC_OK);
+    mbsc_store16_be(msg, (uint16_t)len);
+    rc = mbsc_session_feed(p.s, msg, len + 2, &used);
+    *chosen = rc == MBSC_OK ? mbsc_cipher_id(mbsc_session_cipher(p.s)) : 0;
+    mbsc_noise_wipe(&hs);
+    pair_free(&p);
+    return rc;
+}
+
+START_TEST(malformed_offers)
+{
+    static const uint8_t v2[] = {2, 1, 1}, count0[] = {1, 0}, short1[] = {1, 2, 1},
+                         trailing[] = {1, 1, 1, 0}, empty[] = {0};
+    uint8_t count17[2 + 17];
+    static const uint8_t skip[] = {1, 5, 0, 9, 3, 3, 1}; /* 0 and 9 unknown: pick 3 */
+    unsigned chosen;
+
+    ck_assert_int_eq(slave_reads_offer(v2, sizeof v2, &chosen), MBSC_ERR_BAD_VERSION);
+    ck_assert_int_eq(slave_reads_offer(empty, 0, &chosen), MBSC_ERR_BAD_VERSION);
+    ck_assert_int_eq(slave_reads_offer(count0, sizeof count0, &chosen), MBSC_ERR_BAD_OFFER);
+    ck_assert_int_eq(slave_reads_offer(short1, sizeof short1, &chosen), MBSC_ERR_BAD_OFFER);
+    ck_assert_int_eq(slave_reads_offer(trailing, sizeof trailing, &chosen), MBSC_ERR_BAD_OFFER);
+    memset(count17, 1, sizeof count17);
+    count17[1] = 17;
+    ck_assert_int_eq(slave_reads_offer(count17, sizeof count17, &chosen), MBSC_ERR_BAD_OFFER);
+    ck_assert_int_eq(slave_reads_offer(skip, sizeof skip, &chosen), MBSC_OK);
+    ck_assert_uint_eq(chosen, 3);
+}
+END_TEST
+
+/* A slave (raw Noise responder) that picks a cipher the master did not offer. */
+START_TEST(choice_not_offered)
+{
+    uint8_t msg[512], payload[64];
+    size_t len, plen, used;
+    struct pair p;
+    mbsc_noise hs;
+    uint8_t choice = _i == 0 ? 3 : 9; /* offered list is chacha20 only */
+
+    pair_config(&p, "chacha20");
+    pair_sessions(&p);
+    len = take_output(p.m, msg, sizeof msg);
+    ck_assert_int_eq(mbsc_noise_init(&hs, MBSC_NOISE_IKPSK2, 0, (const uint8_t *)"mbsc/1", 6,
+                                     p.slave_kp.private_key, NULL, NULL),
+                     MBSC_OK);
+    ck_assert_int_eq(mbsc_noise_read_message(&hs, msg + 2, len - 2, payload, sizeof payload, &plen),
+                     MBSC_OK);
+    ck_assert_int_eq(mbsc_noise_write_message(&hs, &choice, 1, msg + 2, sizeof msg - 2, &len),
+                     MBSC_OK);
+    mbsc_store16_be(msg, (uint16_t)len);
+    ck_assert_int_eq(mbsc_session_feed(p.m, msg, len + 2, &used), MBSC_ERR_BAD_CHOICE);
+    mbsc_noise_wipe(&hs);
+    pair_free(&p);
+}
+END_TEST
+
+/* ---- API misuse leaves the session intact ------------------------------------- */
+
+START_TEST(caller_mistakes_are_not_fatal)
+{
+    static uint8_t big[MBSC_MAX_PAYLOAD + 1];
+    uint8_t small[4];
+    size_t len, n = 0;
+    struct pair p;
+    int rc, sent = 0;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    ck_assert_int_eq(mbsc_session_send(p.m, small, 1), MBSC_ERR_STATE);
+    ck_assert_int_eq(mbsc_session_recv(p.m, small, sizeof small, &len), 0);
+    handshake(&p);
+    ck_assert_int_eq(mbsc_session_send(p.m, big, sizeof big), MBSC_ERR_PAYLOAD_TOO_LONG);
+    ck_assert_int_eq(mbsc_session_send(p.m, NULL, 3), MBSC_ERR_INVALID_ARG);
+    /* Fill the output until it refuses, then drain it: nothing is lost. */
+    while ((rc = mbsc_session_send(p.m, big, MBSC_MAX_PAYLOAD)) == MBSC_OK)
+        sent++;
+    ck_assert_int_eq(rc, MBSC_ERR_WOULD_BLOCK);
+    ck_assert_int_ge(sent, 2);
+    ck_assert_int_eq(deliver(p.m, p.s, &n), MBSC_OK);
+    ck_assert_uint_eq(n, (size_t)sent);
+    /* A payload larger than the caller's buffer stays until it fits. */
+    round_trip(p.m, p.s, big, 3);
+    ck_assert_int_eq(mbsc_session_send(p.m, big, 10), MBSC_OK);
+    {
+        uint8_t buf[64];
+        size_t used, blen = take_output(p.m, buf, sizeof buf);
+        ck_assert_int_eq(mbsc_session_feed(p.s, buf, blen, &used), MBSC_OK);
+        ck_assert_int_eq(mbsc_session_recv(p.s, small, sizeof small, &len),
+                         MBSC_ERR_BUFFER_TOO_SMALL);
+        ck_assert_int_eq(mbsc_session_recv(p.s, buf, sizeof buf, &len), 1);
+        ck_assert_uint_eq(len, 10);
+    }
+    ck_assert(mbsc_session_established(p.m) && mbsc_session_established(p.s));
+    pair_free(&p);
+}
+END_TEST
+
+/* ---- rekey --------------------------------------------------------------------- */
+
+/*
+ * Frames 0 .. 65540 in both directions, request/response: the rekey before
+ * frame 65536 happens on each side independently and must agree.
+ */
+START_TEST(rekey_boundary_both_directions)
+{
+    uint8_t req[12] = {0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 1}, buf[64], got[64];
+    size_t len, used, glen;
+    uint32_t i;
+    struct pair p;
+
+    pair_config(&p, cipher_names[_i]);
+    pair_sessions(&p);
+    handshake(&p);
+    for (i = 0; i <= MBSC_REKEY_AFTER_FRAMES + 4; i++) {
+        req[0] = (uint8_t)(i >> 8);
+        req[1] = (uint8_t)i;
+        ck_assert_int_eq(mbsc_session_send(p.m, req, sizeof req), MBSC_OK);
+        len = take_output(p.m, buf, sizeof buf);
+        ck_assert_int_eq(mbsc_session_feed(p.s, buf, len, &used), MBSC_OK);
+        ck_assert_msg(mbsc_session_recv(p.s, got, sizeof got, &glen) == 1, "frame %u", i);
+        ck_assert(glen == sizeof req && memcmp(got, req, glen) == 0);
+        ck_assert_int_eq(mbsc_session_send(p.s, got, glen), MBSC_OK);
+        len = take_output(p.s, buf, sizeof buf);
+        ck_assert_int_eq(mbsc_session_feed(p.m, buf, len, &used), MBSC_OK);
+        ck_assert_msg(mbsc_session_recv(p.m, got, sizeof got, &glen) == 1, "frame %u", i);
+        ck_assert(glen == sizeof req && memcmp(got, req, glen) == 0);
+    }
+    pair_free(&p);
+}
+END_TEST
+
+Suite *session_suite(void)
+{
+    Suite *s = suite_create("session");
+    TCase *tc;
+
+    tc = tcase_create("handshake_and_payloads");
+    tcase_add_loop_test(tc, every_cipher_every_size, 0, MBSC_CIPHER_COUNT);
+    tcase_add_test(tc, default_policy_picks_chacha20);
+    tcase_add_test(tc, masters_order_decides);
+    tcase_add_test(tc, cipher_list_parsing);
+    tcase_add_test(tc, incomplete_config_refused);
+    tcase_add_loop_test(tc, byte_at_a_time_and_many_frames_at_once, 0, MBSC_CIPHER_COUNT);
+    tcase_add_test(tc, caller_mistakes_are_not_fatal);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("tampering");
+    /* 38-byte frame (20-byte payload): 304 bits, for each cipher */
+    tcase_add_loop_test(tc, every_bit_flip_rejected, 0, (int)MBSC_CIPHER_COUNT * 38 * 8);
+    tcase_add_loop_test(tc, replay_reorder_drop_rejected, 0, 4 * 4);
+    tcase_add_loop_test(tc, truncated_frame_at_eof, 0, 10);
+    tcase_add_test(tc, oversized_and_undersized_lengths);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("handshake_failures");
+    tcase_add_test(tc, wrong_slave_key);
+    tcase_add_test(tc, unknown_master_key);
+    tcase_add_loop_test(tc, wrong_psk, 0, 2);
+    tcase_add_test(tc, no_common_cipher);
+    tcase_add_loop_test(tc, offer_rewritten_in_transit, 0, 6 + 16);
+    tcase_add_test(tc, malformed_offers);
+    tcase_add_loop_test(tc, choice_not_offered, 0, 2);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("rekey");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, rekey_boundary_both_directions, 0, MBSC_CIPHER_COUNT);
+    suite_add_tcase(s, tc);
+    return s;
+}
