@@ -27,6 +27,7 @@
 #include "mbsc/cipher.h"
 #include "mbsc/keys.h"
 #include "mbsc/session.h"
+#include "mbsc/conn.h"
 /* @umbrella: further headers above this line */
 
 #endif /* MBSC_H */

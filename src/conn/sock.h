@@ -1,0 +1,105 @@
+/*
+ * sock.h - socket, address and deadline helpers of the connection layer.
+ *
+ * Internal to src/conn/.  Every function here returns an mbsc error code and
+ * describes failures in `why` (one line naming the address and the cause),
+ * so that conn.c never has to look at errno.  Sockets made here are
+ * non-blocking, close-on-exec, below FD_SETSIZE and have TCP_NODELAY.
+ */
+#ifndef MBSC_CONN_SOCK_H
+#define MBSC_CONN_SOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "mbsc/conn.h"
+
+struct addrinfo;
+
+/* --- Deadlines (CLOCK_MONOTONIC: immune to wall-clock steps) ------------- */
+
+typedef struct mbsc_deadline {
+    int64_t at_ns; /* monotonic time at which it expires */
+    int never;     /* a negative timeout: wait forever */
+} mbsc_deadline;
+
+/* A deadline timeout_ms from now; negative means never. */
+void mbsc_deadline_start(mbsc_deadline *d, int timeout_ms);
+
+/* Milliseconds left, rounded up, for poll(): -1 if never, 0 once expired. */
+int mbsc_deadline_poll_ms(const mbsc_deadline *d);
+
+/* --- Messages ------------------------------------------------------------ */
+
+/* --- Addresses (addr.c) -------------------------------------------------- */
+
+/*
+ * Resolve "HOST:PORT" for a TCP socket; passive for bind().  On success
+ * *res must be released with freeaddrinfo().  MBSC_ERR_ADDRESS,
+ * MBSC_ERR_RESOLVE or MBSC_ERR_NOMEM otherwise.
+ */
+int mbsc_addr_resolve(const char *hostport, int passive, struct addrinfo **res, char *why,
+                      size_t why_len);
+
+/*
+ * Numeric "HOST:PORT" or "[V6ADDR]:PORT" of a socket address into buf
+ * (MBSC_ADDRSTRLEN bytes are always enough).  IPv4-mapped IPv6 addresses
+ * are shown as IPv4.  MBSC_OK, or MBSC_ERR_BUFFER_TOO_SMALL / MBSC_ERR_IO
+ * with buf set to "?".
+ */
+int mbsc_addr_format(const struct sockaddr *sa, socklen_t sa_len, char *buf, size_t len);
+
+/* The local address of socket fd, as mbsc_addr_format writes it. */
+int mbsc_addr_local(int fd, char *buf, size_t len);
+
+/* --- Sockets (sock.c) ---------------------------------------------------- */
+
+/*
+ * Connect to each address of ai in turn until one answers or d expires.
+ * *fd_out gets the connected socket, peer (MBSC_ADDRSTRLEN bytes) the
+ * address reached.  MBSC_ERR_CONNECT (refused, unreachable, timed out; why
+ * names the last address tried), MBSC_ERR_FD_LIMIT.
+ */
+int mbsc_sock_connect(const struct addrinfo *ai, const mbsc_deadline *d, int *fd_out, char *peer,
+                      char *why, size_t why_len);
+
+/*
+ * Listen on the first address of ai that can be bound (SO_REUSEADDR).
+ * MBSC_ERR_BIND (why names the last address tried), MBSC_ERR_FD_LIMIT.
+ */
+int mbsc_sock_listen(const struct addrinfo *ai, int *fd_out, char *why, size_t why_len);
+
+/*
+ * Accept one connection on the non-blocking listening socket lfd before d
+ * expires.  name is the listener's address, for messages.
+ * MBSC_ERR_TIMEOUT, MBSC_ERR_FD_LIMIT, MBSC_ERR_IO.
+ */
+int mbsc_sock_accept(int lfd, const char *name, const mbsc_deadline *d, int *fd_out, char *peer,
+                     char *why, size_t why_len);
+
+/*
+ * poll() fd for events until d expires; *revents gets what happened
+ * (POLLERR and POLLHUP count as ready: the next read or write reports
+ * them).  MBSC_OK, MBSC_ERR_TIMEOUT, or MBSC_ERR_IO with *os_err = errno.
+ */
+int mbsc_sock_wait(int fd, short events, const mbsc_deadline *d, short *revents, int *os_err);
+
+/*
+ * One send() without blocking or SIGPIPE.  MBSC_OK with *sent > 0,
+ * MBSC_ERR_WOULD_BLOCK if the socket takes nothing now, MBSC_ERR_PEER_CLOSED
+ * (EPIPE, ECONNRESET) or MBSC_ERR_IO, with *os_err = errno.
+ */
+int mbsc_sock_send(int fd, const uint8_t *buf, size_t len, size_t *sent, int *os_err);
+
+/*
+ * One recv() without blocking.  MBSC_OK with *got > 0, MBSC_ERR_WOULD_BLOCK
+ * if nothing is waiting, MBSC_ERR_PEER_CLOSED at end of stream or on
+ * ECONNRESET, MBSC_ERR_IO, with *os_err = errno (0 at end of stream).
+ */
+int mbsc_sock_recv(int fd, uint8_t *buf, size_t cap, size_t *got, int *os_err);
+
+/* close() that keeps the caller's errno (for cleanup paths). */
+void mbsc_sock_close(int fd);
+
+#endif /* MBSC_CONN_SOCK_H */

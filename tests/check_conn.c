@@ -1,0 +1,1002 @@
+/*
+ * check_conn.c - the connection layer over loopback TCP.
+ *
+ * Every test listens on port 0 and uses the port the kernel picked.  No
+ * test sleeps to synchronise: a peer that must run concurrently (the other
+ * side of a handshake, a flood of clients) is a thread, and once both ends
+ * of a connection exist the test drives them alternately from one thread.
+ * Hostile clients are raw sockets: the kernel completes their TCP
+ * handshake from the listen backlog, so they need no thread either.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mbsc.h"
+#include "testutil.h"
+
+Suite *conn_suite(void);
+
+#define LONG_MS  20000 /* generous bound for operations that must succeed */
+#define SHORT_MS 300   /* for operations that must time out */
+
+static const char *const cipher_names[MBSC_CIPHER_COUNT] = {"chacha20", "trivium", "rabbit",
+                                                            "enocoro128v2"};
+
+/* --- Keys and configs, fresh for every test ------------------------------ */
+
+static mbsc_keypair master_kp, slave_kp;
+static mbsc_allowlist *allow;
+static mbsc_config *mcfg, *scfg;
+
+static void keys_setup(void)
+{
+    ck_assert_int_eq(mbsc_keypair_generate(&master_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_keypair_generate(&slave_kp), MBSC_OK);
+    allow = mbsc_allowlist_new();
+    ck_assert_ptr_nonnull(allow);
+    ck_assert_int_eq(mbsc_allowlist_add(allow, master_kp.public_key, "master-1", "operator"),
+                     MBSC_OK);
+    mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
+    ck_assert_ptr_nonnull(mcfg);
+    ck_assert_ptr_nonnull(scfg);
+    ck_assert_int_eq(mbsc_config_set_keypair(mcfg, &master_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(mcfg, slave_kp.public_key), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(scfg, &slave_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_allowlist(scfg, allow), MBSC_OK);
+}
+
+static void keys_teardown(void)
+{
+    mbsc_config_free(mcfg);
+    mbsc_config_free(scfg);
+    mbsc_allowlist_free(allow);
+    mbsc_keypair_wipe(&master_kp);
+    mbsc_keypair_wipe(&slave_kp);
+}
+
+/* --- Small helpers ------------------------------------------------------- */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long count_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    long n = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.')
+            n++;
+    }
+    closedir(d);
+    return n - (strcmp(path, "/proc/self/fd") == 0); /* the DIR's own descriptor */
+}
+
+/* Listen on hostport (port 0); addr gets the real address.  NULL if it fails. */
+static mbsc_listener *try_listen(const char *hostport, char addr[MBSC_ADDRSTRLEN])
+{
+    char why[MBSC_WHY_SIZE];
+    mbsc_listener *l = NULL;
+
+    if (mbsc_listen(hostport, &l, why, sizeof why) != MBSC_OK)
+        return NULL;
+    ck_assert_int_eq(mbsc_listener_address(l, addr, MBSC_ADDRSTRLEN), MBSC_OK);
+    return l;
+}
+
+static mbsc_listener *listen_v4(char addr[MBSC_ADDRSTRLEN])
+{
+    mbsc_listener *l = try_listen("127.0.0.1:0", addr);
+
+    ck_assert_ptr_nonnull(l);
+    ck_assert_msg(strncmp(addr, "127.0.0.1:", 10) == 0 && strcmp(addr, "127.0.0.1:0") != 0,
+                  "listener address %s", addr);
+    return l;
+}
+
+/* A plain blocking TCP client (no mbsc); -1 on failure.  Safe in threads. */
+static int raw_connect(const char *addr)
+{
+    char host[128], port[8];
+    struct addrinfo hints, *ai;
+    int fd = -1;
+
+    if (mbsc_parse_hostport(addr, host, sizeof host, port, sizeof port) != MBSC_OK)
+        return -1;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+    if (getaddrinfo(host, port, &hints, &ai) != 0)
+        return -1;
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+static void write_all(int fd, const void *buf, size_t len)
+{
+    ck_assert_int_eq(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* Handshake message 1 of a fresh master session, as it goes on the wire. */
+static size_t make_message1(uint8_t *buf, size_t cap)
+{
+    int err = 0;
+    mbsc_session *s = mbsc_session_new(mcfg, &err);
+    const uint8_t *p;
+    size_t n;
+
+    ck_assert_ptr_nonnull(s);
+    p = mbsc_session_output(s, &n);
+    ck_assert_uint_gt(n, 2);
+    ck_assert_uint_le(n, cap);
+    memcpy(buf, p, n);
+    mbsc_session_free(s);
+    return n;
+}
+
+/* --- A master in a thread ------------------------------------------------ */
+
+struct connector {
+    pthread_t thread;
+    char addr[MBSC_ADDRSTRLEN];
+    const mbsc_config *cfg;
+    int timeout_ms;
+    int rc;
+    mbsc_conn *conn;
+    char why[MBSC_WHY_SIZE];
+};
+
+static void *connector_main(void *arg)
+{
+    struct connector *j = arg;
+
+    j->rc = mbsc_connect(j->addr, j->cfg, j->timeout_ms, &j->conn, j->why, sizeof j->why);
+    return NULL;
+}
+
+static void connector_start(struct connector *j, const char *addr, const mbsc_config *cfg,
+                            int timeout_ms)
+{
+    memset(j, 0, sizeof *j);
+    snprintf(j->addr, sizeof j->addr, "%s", addr);
+    j->cfg = cfg;
+    j->timeout_ms = timeout_ms;
+    ck_assert_int_eq(pthread_create(&j->thread, NULL, connector_main, j), 0);
+}
+
+static void connector_join(struct connector *j)
+{
+    ck_assert_int_eq(pthread_join(j->thread, NULL), 0);
+}
+
+/*
+ * Connect a master (in a thread) to l and accept it as slave.  After the
+ * join both ends belong to the calling thread.
+ */
+static void establish(mbsc_listener *l, const char *addr, mbsc_conn **m, mbsc_conn **s)
+{
+    struct connector j;
+    char why[MBSC_WHY_SIZE];
+    int rc;
+
+    connector_start(&j, addr, mcfg, LONG_MS);
+    rc = mbsc_accept(l, scfg, LONG_MS, s, why, sizeof why);
+    connector_join(&j);
+    ck_assert_msg(rc == MBSC_OK, "accept: %s (%s)", mbsc_strerror(rc), why);
+    ck_assert_msg(j.rc == MBSC_OK, "connect: %s (%s)", mbsc_strerror(j.rc), j.why);
+    ck_assert_str_eq(why, "");
+    ck_assert_str_eq(j.why, ""); /* success leaves no stale message */
+    *m = j.conn;
+}
+
+/* from sends len pattern bytes, to must receive exactly them. */
+static void transfer(mbsc_conn *from, mbsc_conn *to, size_t len, uint32_t seed)
+{
+    static uint8_t out[MBSC_MAX_PAYLOAD], in[MBSC_MAX_PAYLOAD];
+    size_t got = 0;
+    int rc;
+
+    tu_fill_pattern(out, len, seed);
+    rc = mbsc_conn_send(from, out, len, LONG_MS);
+    ck_assert_msg(rc == MBSC_OK, "send %zu: %s", len, mbsc_strerror(rc));
+    rc = mbsc_conn_recv(to, in, sizeof in, &got, LONG_MS);
+    ck_assert_msg(rc == MBSC_OK, "recv %zu: %s", len, mbsc_strerror(rc));
+    ck_assert_uint_eq(got, len);
+    ck_assert(memcmp(in, out, len) == 0);
+}
+
+/* The listener still serves a well-behaved master after whatever came before. */
+static void assert_listener_serves(mbsc_listener *l, const char *addr)
+{
+    mbsc_conn *m, *s;
+
+    establish(l, addr, &m, &s);
+    transfer(m, s, 12, 1);
+    transfer(s, m, 12, 2);
+    mbsc_conn_close(m);
+    mbsc_conn_close(s);
+}
+
+/* --- Address parsing ----------------------------------------------------- */
+
+static const struct {
+    const char *in, *host, *port;
+} good_addrs[] = {
+    {"127.0.0.1:502", "127.0.0.1", "502"},
+    {"[::1]:1502", "::1", "1502"},
+    {"localhost:0", "localhost", "0"},
+    {"[fe80::1%lo]:5", "fe80::1%lo", "5"},
+    {"[::]:65535", "::", "65535"},
+    {"plc-7.example.com:00502", "plc-7.example.com", "00502"},
+};
+
+static const char *const bad_addrs[] = {
+    ":502",      "host",      "host:",     "host:abc",   "host:70000", "[::1",
+    "::1:502",   "",          "[::1]",     "[::1]:",     "[]:502",     "[localhost]:502",
+    "host:+502", "host: 502", "host:-1",   "ho st:502",  "[::1]x:5",   "host:123456",
+    "host:5:6",  "[::1]:5]",  "[[::1]]:5", "host:65536",
+};
+
+START_TEST(test_parse_good)
+{
+    char host[64], port[8];
+
+    ck_assert_int_eq(mbsc_parse_hostport(good_addrs[_i].in, host, sizeof host, port, sizeof port),
+                     MBSC_OK);
+    ck_assert_str_eq(host, good_addrs[_i].host);
+    ck_assert_str_eq(port, good_addrs[_i].port);
+}
+END_TEST
+
+START_TEST(test_parse_bad)
+{
+    char host[64], port[8];
+
+    ck_assert_msg(mbsc_parse_hostport(bad_addrs[_i], host, sizeof host, port, sizeof port) ==
+                      MBSC_ERR_ADDRESS,
+                  "\"%s\" accepted", bad_addrs[_i]);
+}
+END_TEST
+
+START_TEST(test_parse_limits)
+{
+    char host[10], port[8], longhost[300];
+
+    /* Too long for the caller's buffer: an address error, never a truncation. */
+    ck_assert_int_eq(mbsc_parse_hostport("1234567890:1", host, sizeof host, port, sizeof port),
+                     MBSC_ERR_ADDRESS);
+    ck_assert_int_eq(mbsc_parse_hostport("123456789:1", host, sizeof host, port, sizeof port),
+                     MBSC_OK);
+    ck_assert_str_eq(host, "123456789");
+    ck_assert_int_eq(mbsc_parse_hostport("h:502", host, sizeof host, port, 3), MBSC_ERR_ADDRESS);
+    memset(longhost, 'a', sizeof longhost);
+    memcpy(longhost + sizeof longhost - 4, ":80", 4);
+    ck_assert_int_eq(mbsc_parse_hostport(longhost, host, sizeof host, port, sizeof port),
+                     MBSC_ERR_ADDRESS);
+    ck_assert_int_eq(mbsc_parse_hostport(NULL, host, sizeof host, port, sizeof port),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_parse_hostport("h:1", NULL, 0, port, sizeof port), MBSC_ERR_INVALID_ARG);
+}
+END_TEST
+
+/* --- Listening and accepting without a handshake ------------------------- */
+
+START_TEST(test_listen_errors)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE], small[8];
+    mbsc_listener *l = listen_v4(addr), *l2 = NULL;
+
+    ck_assert_int_eq(mbsc_listen("127.0.0.1", &l2, why, sizeof why), MBSC_ERR_ADDRESS);
+    ck_assert_ptr_null(l2);
+    ck_assert_ptr_nonnull(strstr(why, "127.0.0.1"));
+    /* SO_REUSEADDR does not let two sockets listen on one port. */
+    ck_assert_int_eq(mbsc_listen(addr, &l2, why, sizeof why), MBSC_ERR_BIND);
+    ck_assert_ptr_null(l2);
+    ck_assert_msg(strstr(why, addr) != NULL && strstr(why, strerror(EADDRINUSE)) != NULL, "why: %s",
+                  why);
+    ck_assert_int_eq(mbsc_listener_address(l, small, sizeof small), MBSC_ERR_BUFFER_TOO_SMALL);
+    ck_assert_int_ge(mbsc_listener_fd(l), 0);
+    mbsc_listener_close(l);
+    mbsc_listener_close(NULL);
+}
+END_TEST
+
+START_TEST(test_accept_fd)
+{
+    char addr[MBSC_ADDRSTRLEN], peer[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE], local[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = listen_v4(addr);
+    struct sockaddr_in sin;
+    socklen_t sl = sizeof sin;
+    int fd = 7, raw, one = 0;
+    socklen_t ol = sizeof one;
+
+    /* timeout 0: do not wait. */
+    ck_assert_int_eq(mbsc_listener_accept_fd(l, 0, &fd, peer, why, sizeof why), MBSC_ERR_TIMEOUT);
+    ck_assert_int_eq(fd, -1);
+    ck_assert_ptr_nonnull(strstr(why, addr));
+
+    raw = raw_connect(addr);
+    ck_assert_int_ge(raw, 0);
+    ck_assert_int_eq(mbsc_listener_accept_fd(l, LONG_MS, &fd, peer, why, sizeof why), MBSC_OK);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_lt(fd, FD_SETSIZE);
+    ck_assert(fcntl(fd, F_GETFL) & O_NONBLOCK);
+    ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, &ol), 0);
+    ck_assert_int_ne(one, 0);
+    /* peer is the raw client's own address. */
+    ck_assert_int_eq(getsockname(raw, (struct sockaddr *)&sin, &sl), 0);
+    snprintf(local, sizeof local, "127.0.0.1:%u", (unsigned)ntohs(sin.sin_port));
+    ck_assert_str_eq(peer, local);
+    close(fd);
+    close(raw);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_conn *c = NULL;
+    size_t n;
+
+    ck_assert_int_eq(mbsc_connect(addr, scfg, SHORT_MS, &c, why, sizeof why), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_connect(addr, NULL, SHORT_MS, &c, why, sizeof why), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_accept(l, mcfg, 0, &c, why, sizeof why), MBSC_ERR_INVALID_ARG);
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(mbsc_connect("nonsense", mcfg, SHORT_MS, &c, why, sizeof why),
+                     MBSC_ERR_ADDRESS);
+    ck_assert_int_eq(mbsc_conn_send(NULL, NULL, 0, 0), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_conn_recv(NULL, NULL, 0, &n, 0), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_conn_fd(NULL), -1);
+    mbsc_conn_close(NULL);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+/* --- Round trips --------------------------------------------------------- */
+
+/* Every payload length, both directions, then pipelined frames. */
+static void round_trip(mbsc_listener *l, const char *addr, const char *cipher)
+{
+    mbsc_conn *m, *s;
+    const mbsc_cipher *mc, *sc;
+    size_t n;
+    unsigned i;
+
+    ck_assert_int_eq(mbsc_config_set_ciphers(mcfg, cipher), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_ciphers(scfg, cipher), MBSC_OK);
+    establish(l, addr, &m, &s);
+    mc = mbsc_session_cipher(mbsc_conn_session(m));
+    sc = mbsc_session_cipher(mbsc_conn_session(s));
+    ck_assert_ptr_nonnull(mc);
+    ck_assert_ptr_eq(mc, sc);
+    ck_assert_str_eq(mbsc_cipher_name(mc), cipher);
+    ck_assert_str_eq(mbsc_session_peer_name(mbsc_conn_session(s)), "master-1");
+    ck_assert_str_ne(mbsc_conn_peer_address(m), "");
+    ck_assert_str_eq(mbsc_conn_peer_address(m), addr);
+
+    for (n = 0; n <= MBSC_MAX_PAYLOAD; n++) {
+        transfer(m, s, n, (uint32_t)n + 1);
+        transfer(s, m, MBSC_MAX_PAYLOAD - n, (uint32_t)n + 7);
+    }
+    /* Pipelined: several frames arrive in one read, and are handed out one by one. */
+    for (i = 0; i < 24; i++) {
+        uint8_t buf[300];
+        tu_fill_pattern(buf, 13 * i, i + 100);
+        ck_assert_int_eq(mbsc_conn_send(m, buf, 13 * i, LONG_MS), MBSC_OK);
+    }
+    for (i = 0; i < 24; i++) {
+        uint8_t want[300], got[300];
+        tu_fill_pattern(want, 13 * i, i + 100);
+        ck_assert_int_eq(mbsc_conn_recv(s, got, sizeof got, &n, LONG_MS), MBSC_OK);
+        ck_assert_uint_eq(n, 13 * i);
+        ck_assert(memcmp(got, want, n) == 0);
+    }
+    mbsc_conn_close(m);
+    mbsc_conn_close(s);
+}
+
+START_TEST(test_round_trip_v4)
+{
+    char addr[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = listen_v4(addr);
+
+    round_trip(l, addr, cipher_names[_i]);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_round_trip_v6)
+{
+    char addr[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = try_listen("[::1]:0", addr);
+
+    if (l == NULL) {
+        printf("check_conn: IPv6 loopback unavailable, skipping the IPv6 round trip (%s)\n",
+               cipher_names[_i]);
+        return;
+    }
+    ck_assert_msg(strncmp(addr, "[::1]:", 6) == 0, "listener address %s", addr);
+    round_trip(l, addr, cipher_names[_i]);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+/* A name with several addresses (localhost: ::1 and 127.0.0.1) is tried address by address. */
+START_TEST(test_connect_by_name)
+{
+    char addr[MBSC_ADDRSTRLEN], name[MBSC_ADDRSTRLEN + 16];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_conn *m, *s;
+
+    snprintf(name, sizeof name, "localhost:%s", strrchr(addr, ':') + 1);
+    establish(l, name, &m, &s);
+    ck_assert_str_eq(mbsc_conn_peer_address(m), addr);
+    transfer(m, s, 100, 8);
+    mbsc_conn_close(m);
+    mbsc_conn_close(s);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+/* --- Hostile and broken clients ------------------------------------------ */
+
+/* Accept one client that must fail the handshake with error want. */
+static void expect_accept_error(mbsc_listener *l, int want, char *why, size_t why_len)
+{
+    static char sentinel;
+    mbsc_conn *c = (mbsc_conn *)(void *)&sentinel; /* must be reset to NULL */
+    int rc = mbsc_accept(l, scfg, LONG_MS, &c, why, why_len);
+
+    ck_assert_ptr_null(c);
+    ck_assert_msg(rc == want, "got %s, want %s (%s)", mbsc_strerror(rc), mbsc_strerror(want), why);
+    ck_assert_ptr_nonnull(strstr(why, "handshake with 127.0.0.1:"));
+}
+
+START_TEST(test_garbage_client)
+{
+    static const char http[] = "GET / HTTP/1.1\r\nHost: plc\r\n\r\n";
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    uint8_t junk[2 + 120];
+    int raw, rc;
+
+    /* "GE" read as a length is 18245: a framing error before anything is read. */
+    raw = raw_connect(addr);
+    ck_assert_int_ge(raw, 0);
+    write_all(raw, http, sizeof http - 1);
+    expect_accept_error(l, MBSC_ERR_FRAME_LENGTH, why, sizeof why);
+    close(raw);
+
+    /* A well-framed message 1 of random bytes: a handshake error. */
+    tu_fill_pattern(junk, sizeof junk, 42);
+    junk[0] = 0;
+    junk[1] = (uint8_t)(sizeof junk - 2);
+    raw = raw_connect(addr);
+    ck_assert_int_ge(raw, 0);
+    write_all(raw, junk, sizeof junk);
+    rc = mbsc_accept(l, scfg, LONG_MS, &(mbsc_conn *){NULL}, why, sizeof why);
+    ck_assert_msg(rc <= MBSC_ERR_HANDSHAKE_MESSAGE && rc >= MBSC_ERR_WRONG_PEER_KEY, "%s (%s)",
+                  mbsc_strerror(rc), why);
+    close(raw);
+
+    assert_listener_serves(l, addr);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_oversized_length)
+{
+    static const uint8_t huge[] = {0xff, 0xff, 1, 2, 3, 4, 5, 6, 7, 8};
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    int raw = raw_connect(addr);
+    long long t0;
+
+    ck_assert_int_ge(raw, 0);
+    write_all(raw, huge, sizeof huge);
+    t0 = now_ms();
+    expect_accept_error(l, MBSC_ERR_FRAME_LENGTH, why, sizeof why);
+    /* Refused at once, not after the 10 s handshake timeout. */
+    ck_assert_int_lt(now_ms() - t0, 5000);
+    close(raw);
+    assert_listener_serves(l, addr);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_half_handshake_times_out)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    uint8_t msg1[512];
+    size_t n = make_message1(msg1, sizeof msg1);
+    long long t0, dt;
+    int raw = raw_connect(addr);
+
+    ck_assert_int_ge(raw, 0);
+    write_all(raw, msg1, n / 2);
+    ck_assert_int_eq(mbsc_config_set_handshake_timeout(scfg, SHORT_MS), MBSC_OK);
+    t0 = now_ms();
+    expect_accept_error(l, MBSC_ERR_HANDSHAKE_TIMEOUT, why, sizeof why);
+    dt = now_ms() - t0;
+    ck_assert_int_ge(dt, SHORT_MS);
+    ck_assert_int_lt(dt, SHORT_MS + 5000);
+    close(raw);
+    ck_assert_int_eq(mbsc_config_set_handshake_timeout(scfg, LONG_MS), MBSC_OK);
+    assert_listener_serves(l, addr);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_disconnect_at_every_offset)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    uint8_t msg1[512];
+    size_t n = make_message1(msg1, sizeof msg1), k;
+
+    for (k = 0; k < n; k++) {
+        int raw = raw_connect(addr);
+
+        ck_assert_int_ge(raw, 0);
+        if (k > 0)
+            write_all(raw, msg1, k);
+        close(raw);
+        expect_accept_error(l, MBSC_ERR_PEER_CLOSED, why, sizeof why);
+        ck_assert_msg(strstr(why, "master closed the connection") != NULL, "why: %s", why);
+    }
+    assert_listener_serves(l, addr);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+/* Clients that connect and hang up at once, some after one byte. */
+struct flood {
+    pthread_t thread;
+    const char *addr;
+    int count, failures;
+};
+
+static void *flood_main(void *arg)
+{
+    struct flood *f = arg;
+    int i;
+
+    for (i = 0; i < f->count; i++) {
+        int fd = raw_connect(f->addr);
+
+        if (fd < 0) {
+            f->failures++;
+            continue;
+        }
+        if (i % 2 == 1 && send(fd, "\0", 1, MSG_NOSIGNAL) != 1)
+            f->failures++;
+        close(fd);
+    }
+    return NULL;
+}
+
+START_TEST(test_connection_flood)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    struct flood f = {.addr = addr, .count = 200};
+    int i;
+
+    ck_assert_int_eq(pthread_create(&f.thread, NULL, flood_main, &f), 0);
+    for (i = 0; i < f.count; i++)
+        expect_accept_error(l, MBSC_ERR_PEER_CLOSED, why, sizeof why);
+    ck_assert_int_eq(pthread_join(f.thread, NULL), 0);
+    ck_assert_int_eq(f.failures, 0);
+    assert_listener_serves(l, addr);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_unknown_master)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_keypair stranger;
+    struct connector j;
+
+    ck_assert_int_eq(mbsc_keypair_generate(&stranger), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(mcfg, &stranger), MBSC_OK);
+    connector_start(&j, addr, mcfg, LONG_MS);
+    expect_accept_error(l, MBSC_ERR_UNKNOWN_PEER, why, sizeof why);
+    connector_join(&j);
+    ck_assert_int_eq(j.rc, MBSC_ERR_PEER_CLOSED);
+    ck_assert_ptr_null(j.conn);
+    ck_assert_msg(strstr(j.why, addr) != NULL && strstr(j.why, "may not know our key") != NULL,
+                  "why: %s", j.why);
+    mbsc_keypair_wipe(&stranger);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_wrong_psk)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr);
+    uint8_t psk[MBSC_KEY_BYTES], buf[8];
+    struct connector j;
+    mbsc_conn *s;
+    size_t n;
+
+    memset(psk, 0x5a, sizeof psk);
+    ck_assert_int_eq(mbsc_config_set_psk(mcfg, psk), MBSC_OK);
+    connector_start(&j, addr, mcfg, LONG_MS);
+    /*
+     * The slave cannot tell (the PSK is mixed in after its last check): it
+     * answers and is done.  The master cannot decrypt the answer, hangs up,
+     * and the slave learns at its first read.
+     */
+    ck_assert_int_eq(mbsc_accept(l, scfg, LONG_MS, &s, why, sizeof why), MBSC_OK);
+    connector_join(&j);
+    ck_assert_int_eq(j.rc, MBSC_ERR_PSK_MISMATCH);
+    ck_assert_ptr_null(j.conn);
+    ck_assert_ptr_nonnull(strstr(j.why, addr));
+    ck_assert_int_eq(mbsc_conn_recv(s, buf, sizeof buf, &n, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    mbsc_conn_close(s);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+/* --- Client-side failures ------------------------------------------------ */
+
+START_TEST(test_connect_refused)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    struct sockaddr_in sin;
+    socklen_t sl = sizeof sin;
+    mbsc_conn *c = NULL;
+    /* Bound but not listening: the port stays ours and refuses connections. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    ck_assert_int_ge(fd, 0);
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)ntohs(sin.sin_port));
+    ck_assert_int_eq(mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why), MBSC_ERR_CONNECT);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(why, addr) != NULL && strstr(why, strerror(ECONNREFUSED)) != NULL,
+                  "why: %s", why);
+    close(fd);
+}
+END_TEST
+
+START_TEST(test_connect_handshake_timeout)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    mbsc_listener *l = listen_v4(addr); /* never accepts: the backlog takes the TCP handshake */
+    mbsc_conn *c = NULL;
+    long long t0 = now_ms(), dt;
+
+    ck_assert_int_eq(mbsc_connect(addr, mcfg, SHORT_MS, &c, why, sizeof why),
+                     MBSC_ERR_HANDSHAKE_TIMEOUT);
+    dt = now_ms() - t0;
+    ck_assert_ptr_null(c);
+    ck_assert_int_ge(dt, SHORT_MS);
+    ck_assert_int_lt(dt, SHORT_MS + 5000);
+    ck_assert_ptr_nonnull(strstr(why, addr));
+    mbsc_listener_close(l);
+}
+END_TEST
+
+/* --- Established connections --------------------------------------------- */
+
+START_TEST(test_recv_timeout_keeps_connection)
+{
+    char addr[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_conn *m, *s;
+    uint8_t buf[16];
+    size_t n = 99;
+    long long t0;
+
+    establish(l, addr, &m, &s);
+    t0 = now_ms();
+    ck_assert_int_eq(mbsc_conn_recv(m, buf, sizeof buf, &n, 100), MBSC_ERR_TIMEOUT);
+    ck_assert_int_ge(now_ms() - t0, 100);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(mbsc_conn_recv(s, buf, sizeof buf, &n, 0), MBSC_ERR_TIMEOUT);
+    transfer(m, s, 10, 3);
+    transfer(s, m, 0, 4); /* a keep-alive */
+    transfer(s, m, 16, 5);
+    mbsc_conn_close(m);
+    mbsc_conn_close(s);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_recv_small_buffer)
+{
+    char addr[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_conn *m, *s;
+    uint8_t out[100], in[100];
+    size_t n;
+
+    establish(l, addr, &m, &s);
+    tu_fill_pattern(out, sizeof out, 9);
+    ck_assert_int_eq(mbsc_conn_send(s, out, sizeof out, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_recv(m, in, 99, &n, LONG_MS), MBSC_ERR_BUFFER_TOO_SMALL);
+    ck_assert_int_eq(mbsc_conn_recv(m, in, sizeof in, &n, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(n, sizeof out);
+    ck_assert(memcmp(in, out, n) == 0);
+    ck_assert_int_eq(mbsc_conn_send(m, out, MBSC_MAX_PAYLOAD + 1, 0), MBSC_ERR_PAYLOAD_TOO_LONG);
+    transfer(m, s, 5, 6); /* neither mistake ended the connection */
+    mbsc_conn_close(m);
+    mbsc_conn_close(s);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_peer_close_on_recv)
+{
+    char addr[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_conn *m, *s;
+    uint8_t buf[16];
+    size_t n;
+
+    establish(l, addr, &m, &s);
+    /* A frame sent just before the close is still delivered. */
+    ck_assert_int_eq(mbsc_conn_send(s, (const uint8_t *)"bye", 3, LONG_MS), MBSC_OK);
+    mbsc_conn_close(s);
+    ck_assert_int_eq(mbsc_conn_recv(m, buf, sizeof buf, &n, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(mbsc_conn_recv(m, buf, sizeof buf, &n, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    ck_assert_int_eq(mbsc_conn_recv(m, buf, sizeof buf, &n, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    ck_assert_int_eq(mbsc_conn_send(m, buf, 1, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    mbsc_conn_close(m);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_tampered_frame)
+{
+    char addr[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_conn *m, *s;
+    uint8_t frame[2 + 4 + 16], buf[16];
+    size_t n;
+
+    establish(l, addr, &m, &s);
+    /* A well-framed transport frame with a wrong tag, straight on the socket. */
+    memset(frame, 0x33, sizeof frame);
+    frame[0] = 0;
+    frame[1] = (uint8_t)(sizeof frame - 2);
+    write_all(mbsc_conn_fd(m), frame, sizeof frame);
+    ck_assert_int_eq(mbsc_conn_recv(s, buf, sizeof buf, &n, LONG_MS), MBSC_ERR_BAD_TAG);
+    ck_assert_int_eq(mbsc_conn_recv(s, buf, sizeof buf, &n, 0), MBSC_ERR_BAD_TAG);
+    ck_assert_int_eq(mbsc_conn_send(s, buf, 1, 0), MBSC_ERR_BAD_TAG);
+    /* The slave shut the socket down: the master learns at once. */
+    ck_assert_int_eq(mbsc_conn_recv(m, buf, sizeof buf, &n, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    mbsc_conn_close(m);
+    mbsc_conn_close(s);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+START_TEST(test_no_sigpipe)
+{
+    char addr[MBSC_ADDRSTRLEN];
+    mbsc_listener *l = listen_v4(addr);
+    mbsc_conn *m, *s;
+    uint8_t buf[100];
+    int i, rc = MBSC_OK;
+
+    /* Default disposition: a raised SIGPIPE would kill this test process. */
+    ck_assert(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
+    establish(l, addr, &m, &s);
+    mbsc_conn_close(s);
+    memset(buf, 1, sizeof buf);
+    /* The first send may still succeed (the reset comes back in answer to it). */
+    for (i = 0; i < 1000 && rc == MBSC_OK; i++)
+        rc = mbsc_conn_send(m, buf, sizeof buf, LONG_MS);
+    ck_assert_msg(rc == MBSC_ERR_PEER_CLOSED, "send: %s", mbsc_strerror(rc));
+    ck_assert_int_eq(mbsc_conn_send(m, buf, sizeof buf, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    mbsc_conn_close(m);
+    mbsc_listener_close(l);
+}
+END_TEST
+
+/* --- Resources ----------------------------------------------------------- */
+
+/* A slave that serves `count` masters one after the other, one echo each. */
+struct echo_server {
+    pthread_t thread;
+    mbsc_listener *l;
+    int count, failures;
+};
+
+static void *echo_server_main(void *arg)
+{
+    struct echo_server *e = arg;
+    uint8_t buf[64];
+    size_t n;
+    int i;
+
+    for (i = 0; i < e->count; i++) {
+        mbsc_conn *c = NULL;
+
+        if (mbsc_accept(e->l, scfg, LONG_MS, &c, NULL, 0) != MBSC_OK ||
+            mbsc_conn_recv(c, buf, sizeof buf, &n, LONG_MS) != MBSC_OK ||
+            mbsc_conn_send(c, buf, n, LONG_MS) != MBSC_OK ||
+            mbsc_conn_recv(c, buf, sizeof buf, &n, LONG_MS) != MBSC_ERR_PEER_CLOSED)
+            e->failures++;
+        mbsc_conn_close(c);
+    }
+    return NULL;
+}
+
+START_TEST(test_no_leaks_over_cycles)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    long fds0 = count_dir("/proc/self/fd"), tasks0 = count_dir("/proc/self/task");
+    mbsc_listener *l = listen_v4(addr);
+    struct echo_server e = {.l = l, .count = 200};
+    int i;
+
+    ck_assert_int_eq(pthread_create(&e.thread, NULL, echo_server_main, &e), 0);
+    for (i = 0; i < e.count; i++) {
+        mbsc_conn *c = NULL;
+        uint8_t buf[8];
+        size_t n;
+        int rc = mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why);
+
+        ck_assert_msg(rc == MBSC_OK, "cycle %d: %s (%s)", i, mbsc_strerror(rc), why);
+        ck_assert_int_eq(mbsc_conn_send(c, (const uint8_t *)"ping", 4, LONG_MS), MBSC_OK);
+        ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &n, LONG_MS), MBSC_OK);
+        ck_assert_uint_eq(n, 4);
+        mbsc_conn_close(c);
+    }
+    ck_assert_int_eq(pthread_join(e.thread, NULL), 0);
+    ck_assert_int_eq(e.failures, 0);
+    mbsc_listener_close(l);
+    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+    ck_assert_int_eq(count_dir("/proc/self/task"), tasks0);
+}
+END_TEST
+
+START_TEST(test_fd_setsize_guard)
+{
+    char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
+    struct rlimit rl;
+    mbsc_listener *l;
+    mbsc_conn *c = NULL;
+    int *fillers, nfill = 0, raw, fd, fd_out = 0;
+    long fds0;
+    char byte;
+
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)FD_SETSIZE + 64) {
+        printf("check_conn: descriptor limit %lu too low, skipping the FD_SETSIZE test\n",
+               (unsigned long)rl.rlim_max);
+        return;
+    }
+    rl.rlim_cur = (rlim_t)FD_SETSIZE + 64;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    fds0 = count_dir("/proc/self/fd");
+    l = listen_v4(addr);
+    raw = raw_connect(addr);
+    ck_assert_int_ge(raw, 0);
+
+    /* Use up every descriptor below FD_SETSIZE. */
+    fillers = calloc(FD_SETSIZE, sizeof *fillers);
+    ck_assert_ptr_nonnull(fillers);
+    while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && fd < FD_SETSIZE)
+        fillers[nfill++] = fd;
+    ck_assert_int_ge(fd, FD_SETSIZE);
+    close(fd);
+
+    ck_assert_int_eq(mbsc_listener_accept_fd(l, LONG_MS, &fd_out, NULL, why, sizeof why),
+                     MBSC_ERR_FD_LIMIT);
+    ck_assert_int_eq(fd_out, -1);
+    ck_assert_ptr_nonnull(strstr(why, "FD_SETSIZE"));
+    /* The accepted descriptor was closed at once: the client sees the end of stream. */
+    ck_assert_int_eq(recv(raw, &byte, 1, 0), 0);
+    ck_assert_int_eq(mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why), MBSC_ERR_FD_LIMIT);
+    ck_assert_ptr_null(c);
+
+    while (nfill > 0)
+        close(fillers[--nfill]);
+    free(fillers);
+    close(raw);
+    /* The refused connect left a client in the backlog: closing the listener drops it. */
+    mbsc_listener_close(l);
+    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+}
+END_TEST
+
+/* --- Suite --------------------------------------------------------------- */
+
+static TCase *tcase(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_checked_fixture(tc, keys_setup, keys_teardown);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+Suite *conn_suite(void)
+{
+    Suite *s = suite_create("conn");
+    TCase *tc;
+
+    tc = tcase(s, "address");
+    tcase_add_loop_test(tc, test_parse_good, 0, (int)(sizeof good_addrs / sizeof good_addrs[0]));
+    tcase_add_loop_test(tc, test_parse_bad, 0, (int)(sizeof bad_addrs / sizeof bad_addrs[0]));
+    tcase_add_test(tc, test_parse_limits);
+
+    tc = tcase(s, "listen");
+    tcase_add_test(tc, test_listen_errors);
+    tcase_add_test(tc, test_accept_fd);
+    tcase_add_test(tc, test_bad_arguments);
+
+    tc = tcase(s, "round trip");
+    tcase_add_loop_test(tc, test_round_trip_v4, 0, MBSC_CIPHER_COUNT);
+    tcase_add_loop_test(tc, test_round_trip_v6, 0, MBSC_CIPHER_COUNT);
+    tcase_add_test(tc, test_connect_by_name);
+
+    tc = tcase(s, "hostile clients");
+    tcase_add_test(tc, test_garbage_client);
+    tcase_add_test(tc, test_oversized_length);
+    tcase_add_test(tc, test_half_handshake_times_out);
+    tcase_add_test(tc, test_disconnect_at_every_offset);
+    tcase_add_test(tc, test_connection_flood);
+    tcase_add_test(tc, test_unknown_master);
+    tcase_add_test(tc, test_wrong_psk);
+
+    tc = tcase(s, "client failures");
+    tcase_add_test(tc, test_connect_refused);
+    tcase_add_test(tc, test_connect_handshake_timeout);
+
+    tc = tcase(s, "established");
+    tcase_add_test(tc, test_recv_timeout_keeps_connection);
+    tcase_add_test(tc, test_recv_small_buffer);
+    tcase_add_test(tc, test_peer_close_on_recv);
+    tcase_add_test(tc, test_tampered_frame);
+    tcase_add_test(tc, test_no_sigpipe);
+
+    tc = tcase(s, "resources");
+    tcase_add_test(tc, test_no_leaks_over_cycles);
+    tcase_add_test(tc, test_fd_setsize_guard);
+    return s;
+}
