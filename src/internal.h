@@ -18,6 +18,17 @@
 
 #define MBSC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * For small helpers in hot loops that GCC's -O2 heuristics refuse to inline
+ * once they are used many times (a call per byte or block otherwise).
+ * Correct either way.
+ */
+#if defined(__GNUC__)
+#define MBSC_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define MBSC_ALWAYS_INLINE static inline
+#endif
+
 /* Compile-time assertion usable at file scope. */
 #define MBSC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 

@@ -51,16 +51,10 @@ MBSC_STATIC_ASSERT(sizeof(struct enocoro_state) <= MBSC_STREAM_STATE_BYTES,
                    "Enocoro-128v2 state must fit in mbsc_stream");
 
 /*
- * The round and the S-box are too large for GCC's -O2 inlining heuristics
- * once the bulk loop uses them 32 times; left alone it emits a call per
- * output byte (about 15% slower).  Force inlining where the compiler
- * supports it; the code is correct either way.
+ * The round and the S-box are MBSC_ALWAYS_INLINE: they are too large for
+ * GCC's -O2 inlining heuristics once the bulk loop uses them 32 times; left
+ * alone it emits a call per output byte (about 15% slower).
  */
-#if defined(__GNUC__)
-#define ENOCORO_INLINE static inline __attribute__((always_inline))
-#else
-#define ENOCORO_INLINE static inline
-#endif
 
 /* s4 = 1 3 9 a 5 e 7 2 d 0 c f 4 8 6 b, entry n in bits 4n..4n+3. */
 #define S4_PACKED UINT64_C(0xB684FC0D27E5A931)
@@ -83,7 +77,7 @@ MBSC_STATIC_ASSERT(sizeof(struct enocoro_state) <= MBSC_STREAM_STATE_BYTES,
 #define S4_HI ((uint32_t)(S4_PACKED >> 32))
 #define S4_AT(w, k) (enocoro_s4_32(((w) >> (k)) & 0xfu) << (k))
 
-ENOCORO_INLINE uint32_t enocoro_s4_32(uint32_t n)
+MBSC_ALWAYS_INLINE uint32_t enocoro_s4_32(uint32_t n)
 {
     uint32_t sh = (n & 7u) * 4u;
     uint32_t hi = 0u - (n >> 3); /* all ones for entries 8..15 */
@@ -94,7 +88,7 @@ ENOCORO_INLINE uint32_t enocoro_s4_32(uint32_t n)
 
 /* s4 on each of the eight nibbles of w, written out (GCC -O2 keeps such
  * loops rolled). */
-ENOCORO_INLINE uint32_t enocoro_s4x8(uint32_t w)
+MBSC_ALWAYS_INLINE uint32_t enocoro_s4x8(uint32_t w)
 {
     return S4_AT(w, 0) | S4_AT(w, 4) | S4_AT(w, 8) | S4_AT(w, 12) |
            S4_AT(w, 16) | S4_AT(w, 20) | S4_AT(w, 24) | S4_AT(w, 28);
@@ -110,7 +104,7 @@ ENOCORO_INLINE uint32_t enocoro_s4x8(uint32_t w)
  * carry into the next nibble).  Then z_h = y_h ^ 4 y_l ^ a and
  * z_l = 4 y_h ^ y_l ^ 5 is y XOR the nibble-swapped products XOR 0xa5.
  */
-ENOCORO_INLINE uint32_t enocoro_s8x4(uint32_t x)
+MBSC_ALWAYS_INLINE uint32_t enocoro_s8x4(uint32_t x)
 {
     uint32_t y = enocoro_s4x8(x);
     uint32_t m = ((y << 2) & 0xCCCCCCCCu) ^ (((y >> 2) & 0x11111111u) * 3u) ^
@@ -135,7 +129,7 @@ static inline uint32_t enocoro_xtime(uint32_t v)
  * the byte at logical position 2 becomes the new b_3 (and so on), and the
  * old b_31 becomes the new b_0 once top moves down by one.
  */
-ENOCORO_INLINE void enocoro_round(uint8_t b[32], unsigned t, uint32_t *a0,
+MBSC_ALWAYS_INLINE void enocoro_round(uint8_t b[32], unsigned t, uint32_t *a0,
                                  uint32_t *a1)
 {
 #define B(i) b[(t + (i)) & 31u]
