@@ -350,11 +350,12 @@ Suite *cipher_suite(void)
     kat_tests[3] = kat_enocoro128v2;
 
     for (i = 0; i < (int)MBSC_CIPHER_COUNT; i++) {
-        char path[64], name[64];
+        static const char *const tcase_names[MBSC_CIPHER_COUNT] = {
+            "kat_chacha20", "kat_trivium", "kat_rabbit", "kat_enocoro128v2"};
+        char path[64];
 
         snprintf(path, sizeof path, "tests/kat/%s.txt", cipher_names[i]);
-        snprintf(name, sizeof name, "kat_%s", cipher_names[i]);
-        tc = tcase_create(strdup(name)); /* Check keeps the pointer */
+        tc = tcase_create(tcase_names[i]); /* Check keeps the pointer */
         if (kat_load(&kat_files[i], path) == 0)
             tcase_add_loop_test(tc, kat_tests[i], 0, (int)kat_files[i].count);
         else
