@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kat.h"
+#include "kat_reader.h"
 #include "mbsc.h"
 #include "testutil.h"
 

@@ -1,13 +1,13 @@
 /*
- * kat.h - reader for the known-answer files in tests/kat/.
+ * kat_reader.h - reader for the known-answer files in tests/kat/.
  *
  * Format (see each file's header): comment lines start with '#'; a case is
  * four lines `key = hex`, `iv = hex` (may be empty), `offset = decimal`,
  * `keystream = hex`, and cases are separated by blank lines.  The comment
  * directly above a case names the published vector it came from.
  */
-#ifndef MBSC_TESTS_KAT_H
-#define MBSC_TESTS_KAT_H
+#ifndef MBSC_TESTS_KAT_READER_H
+#define MBSC_TESTS_KAT_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,4 +37,4 @@ struct kat_file {
 int kat_load(struct kat_file *kf, const char *relpath);
 void kat_free(struct kat_file *kf);
 
-#endif /* MBSC_TESTS_KAT_H */
+#endif /* MBSC_TESTS_KAT_READER_H */

@@ -1,5 +1,5 @@
-/* kat.c - see kat.h. */
-#include "kat.h"
+/* kat_reader.c - see kat_reader.h. */
+#include "kat_reader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
