@@ -1,0 +1,626 @@
+/*
+ * client.c - unchanged libmodbus masters over the secure channel.
+ *
+ * mbsc_modbus_connect() runs the handshake (mbsc_connect), then hands
+ * libmodbus one end of an AF_UNIX socketpair.  A pump thread owns the other
+ * end and the TCP connection, and moves whole ADUs in one poll() loop:
+ *
+ *   libmodbus -> pair -> cut into ADUs by the MBAP length -> one sealed
+ *   frame each -> TCP;   TCP -> authenticated, opened -> empty payload
+ *   (keep-alive) dropped, malformed one fatal -> pair -> libmodbus.
+ *
+ * A pump lives in three states:
+ *
+ *  - live: both sides up.
+ *  - dead: the secure side failed (slave gone, bad tag, malformed ADU...).
+ *    The error is recorded for mbsc_modbus_error(), the TCP connection is
+ *    closed (the session wiped) and our write side of the pair is shut
+ *    down, so that libmodbus's next read sees the end of the stream at once
+ *    and its call fails with ECONNRESET instead of waiting for the response
+ *    timeout.  What libmodbus still writes is read and dropped.  The pair
+ *    is deliberately not closed: on a send() error with
+ *    MODBUS_ERROR_RECOVERY_LINK, libmodbus 3.1.6 (send_msg) loops over
+ *    close/reconnect until a send succeeds, forever since its reconnect
+ *    cannot succeed (MB_UNREACHABLE_IP), while a read error is reported
+ *    after a single reconnect attempt.
+ *  - exit: libmodbus closed its end (modbus_close): the pump closes and
+ *    wipes everything and its thread ends.
+ *
+ * The pump never dereferences the modbus_t: the application may free it at
+ * any time.  mbsc_modbus_error() and mbsc_modbus_cipher() find a context's
+ * record by its address in a registry (the adapter's only global state).
+ * Addresses are reused by malloc, so registering a context hides older
+ * records with the same address.  Pump threads are joinable: by
+ * mbsc_modbus_close(), which therefore returns only once the thread is
+ * gone, or, after a plain modbus_close() + modbus_free(), by the next
+ * mbsc_modbus_connect() or mbsc_modbus_close().
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "modbus/modbus_internal.h"
+
+/* Records of pumps that ended by themselves, kept for mbsc_modbus_error(). */
+#define KEEP_EXITED 16u
+
+/* A pump needs little stack; 8 MiB each would crowd 32-bit address spaces. */
+#define PUMP_STACK_BYTES (256u * 1024u)
+
+/* One TCP read takes up to one largest frame. */
+#define PUMP_IN_BYTES (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY)
+
+/* --- Registry ------------------------------------------------------------- */
+
+struct mb_client {
+    struct mb_client *next;
+    modbus_t *ctx; /* key; NULL once another context got the address */
+    pthread_t thread;
+    const mbsc_cipher *cipher; /* static descriptor, set before the pump starts */
+    int error;                 /* first failure of the secure side; under the lock */
+    int exited;                /* the pump is done with this record; under the lock */
+    int joined;
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mb_client *registry; /* newest first */
+
+/*
+ * Join pumps that have ended (they no longer need the lock: pthread_join
+ * only waits for their last instructions), free records nobody can ask
+ * about any more, and keep at most KEEP_EXITED of the others.
+ */
+static void registry_reap_locked(void)
+{
+    struct mb_client **pp = &registry, *c;
+    unsigned kept = 0;
+
+    while ((c = *pp) != NULL) {
+        if (c->exited && !c->joined) {
+            (void)pthread_join(c->thread, NULL);
+            c->joined = 1;
+        }
+        if (c->joined && (c->ctx == NULL || ++kept > KEEP_EXITED)) {
+            *pp = c->next;
+            free(c);
+            continue;
+        }
+        pp = &c->next;
+    }
+}
+
+static struct mb_client *registry_find_locked(const modbus_t *ctx)
+{
+    struct mb_client *c;
+
+    for (c = registry; c != NULL; c = c->next) {
+        if (c->ctx == ctx)
+            return c;
+    }
+    return NULL;
+}
+
+static void registry_add(struct mb_client *rec, modbus_t *ctx)
+{
+    struct mb_client *c;
+
+    (void)pthread_mutex_lock(&registry_lock);
+    /* A context at this address was freed: its records describe nothing now. */
+    for (c = registry; c != NULL; c = c->next) {
+        if (c->ctx == ctx)
+            c->ctx = NULL;
+    }
+    rec->ctx = ctx;
+    rec->next = registry;
+    registry = rec;
+    registry_reap_locked();
+    (void)pthread_mutex_unlock(&registry_lock);
+}
+
+/* Take ctx's record out of the registry (NULL if it has none). */
+static struct mb_client *registry_take(const modbus_t *ctx)
+{
+    struct mb_client **pp, *c = NULL;
+
+    (void)pthread_mutex_lock(&registry_lock);
+    for (pp = &registry; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->ctx == ctx) {
+            c = *pp;
+            *pp = c->next;
+            break;
+        }
+    }
+    registry_reap_locked();
+    (void)pthread_mutex_unlock(&registry_lock);
+    return c;
+}
+
+/* --- The pump -------------------------------------------------------------- */
+
+struct pump {
+    struct mb_client *rec;
+    mbsc_conn *conn; /* NULL once the secure side has failed */
+    mbsc_session *s; /* conn's session */
+    int tcp;         /* conn's socket (non-blocking) */
+    int app;         /* our end of the pair (non-blocking) */
+    int tcp_eof;     /* the slave closed: what it sent before still counts */
+    int app_eof;     /* libmodbus closed its end: time to exit */
+    int app_shut;    /* our write side of the pair is shut down */
+    size_t req_len;  /* req[0, req_len): from libmodbus, not sealed yet */
+    size_t rsp_pos;  /* rsp[rsp_pos, rsp_len): opened ADU not yet written */
+    size_t rsp_len;  /*   to libmodbus */
+    size_t in_pos;   /* in[in_pos, in_end): from the slave, not fed yet */
+    size_t in_end;
+    uint8_t req[2 * MBSC_MODBUS_MAX_ADU];
+    uint8_t rsp[MBSC_MODBUS_MAX_ADU];
+    uint8_t in[PUMP_IN_BYTES];
+};
+
+static int socket_error_code(int e)
+{
+    return (e == EPIPE || e == ECONNRESET) ? MBSC_ERR_PEER_CLOSED : MBSC_ERR_IO;
+}
+
+static int would_block(int e)
+{
+    return e == EAGAIN || e == EWOULDBLOCK;
+}
+
+/* The secure side failed: record why, close it, go dead (see the top). */
+static void pump_fail(struct pump *p, int err)
+{
+    if (p->conn == NULL)
+        return;
+    (void)pthread_mutex_lock(&registry_lock);
+    if (p->rec->error == MBSC_OK)
+        p->rec->error = err;
+    (void)pthread_mutex_unlock(&registry_lock);
+    mbsc_conn_close(p->conn); /* closes the socket, wipes the session */
+    p->conn = NULL;
+    p->s = NULL;
+    p->tcp = -1;
+    p->req_len = p->in_pos = p->in_end = 0;
+    mbsc_wipe(p->req, sizeof p->req);
+    mbsc_wipe(p->in, sizeof p->in);
+}
+
+static int output_pending(struct pump *p)
+{
+    size_t n = 0;
+
+    if (p->conn != NULL)
+        (void)mbsc_session_output(p->s, &n);
+    return n != 0;
+}
+
+/* Send what the session has sealed, as far as the socket takes it now. */
+static void pump_flush(struct pump *p)
+{
+    while (p->conn != NULL) {
+        size_t n;
+        const uint8_t *out = mbsc_session_output(p->s, &n);
+        ssize_t k;
+
+        if (n == 0)
+            return;
+        k = mb_send(p->tcp, out, n);
+        if (k < 0) {
+            if (!would_block(errno))
+                pump_fail(p, socket_error_code(errno));
+            return;
+        }
+        mbsc_session_output_consumed(p->s, (size_t)k);
+    }
+}
+
+/* 1 if req starts with a whole ADU (or a malformed header, which seal reports). */
+static int request_ready(const struct pump *p)
+{
+    size_t n;
+
+    if (p->req_len < MB_LENGTH_END)
+        return 0;
+    n = mb_adu_length(p->req);
+    return n == 0 || n <= p->req_len;
+}
+
+/* Seal every whole ADU libmodbus has written, while the session has room. */
+static void pump_seal(struct pump *p)
+{
+    while (p->conn != NULL && request_ready(p)) {
+        size_t n = mb_adu_length(p->req);
+        int r;
+
+        if (n == 0) {
+            /* libmodbus writes MBAP headers itself; this is a raw request gone wrong. */
+            pump_fail(p, MBSC_ERR_BAD_ADU);
+            return;
+        }
+        r = mbsc_session_send(p->s, p->req, n);
+        if (r == MBSC_ERR_WOULD_BLOCK)
+            return; /* flushed, then sealed on a later round */
+        if (r != MBSC_OK) {
+            pump_fail(p, r);
+            return;
+        }
+        memmove(p->req, p->req + n, p->req_len - n);
+        p->req_len -= n;
+    }
+}
+
+/* Write the pending opened ADU to libmodbus; 1 once nothing is pending. */
+static int pump_write_app(struct pump *p)
+{
+    while (p->rsp_pos < p->rsp_len) {
+        ssize_t k = mb_send(p->app, p->rsp + p->rsp_pos, p->rsp_len - p->rsp_pos);
+
+        if (k < 0 && would_block(errno))
+            return 0;
+        if (k < 0) {
+            p->app_eof = 1; /* libmodbus closed its end: nobody wants it */
+            break;
+        }
+        p->rsp_pos += (size_t)k;
+    }
+    p->rsp_pos = p->rsp_len = 0;
+    return 1;
+}
+
+/* Feed buffered slave bytes; the session stops at each opened payload. */
+static int pump_feed(struct pump *p)
+{
+    size_t used = 0;
+    int r = mbsc_session_feed(p->s, p->in + p->in_pos, p->in_end - p->in_pos, &used);
+
+    p->in_pos += used;
+    if (p->in_pos == p->in_end)
+        p->in_pos = p->in_end = 0;
+    return r;
+}
+
+/* Move opened payloads to libmodbus, one at a time, in order. */
+static void pump_deliver(struct pump *p)
+{
+    size_t len;
+    int r;
+
+    while (pump_write_app(p) && p->conn != NULL) {
+        r = mbsc_session_recv(p->s, p->rsp, sizeof p->rsp, &len);
+        if (r == 1) {
+            if (len > 0 && mbsc_modbus_check_adu(p->rsp, len) != MBSC_OK) {
+                pump_fail(p, MBSC_ERR_BAD_ADU);
+                return;
+            }
+            p->rsp_len = len; /* 0: a keep-alive, dropped */
+            continue;
+        }
+        if (r < 0) {
+            /* BUFFER_TOO_SMALL: longer than any ADU. */
+            pump_fail(p, r == MBSC_ERR_BUFFER_TOO_SMALL ? MBSC_ERR_BAD_ADU : r);
+            return;
+        }
+        if (p->in_pos < p->in_end) {
+            r = pump_feed(p);
+            if (r != MBSC_OK) {
+                pump_fail(p, r);
+                return;
+            }
+            continue;
+        }
+        if (p->tcp_eof)
+            pump_fail(p, mbsc_session_feed_eof(p->s)); /* PEER_CLOSED or TRUNCATED */
+        return;
+    }
+}
+
+/* Everything that can move without waiting. */
+static void pump_work(struct pump *p)
+{
+    /* A flush that empties the output makes room for the next requests. */
+    do {
+        pump_seal(p);
+        pump_flush(p);
+    } while (p->conn != NULL && !output_pending(p) && request_ready(p));
+    pump_deliver(p);
+    if (p->conn == NULL && p->rsp_pos == p->rsp_len && !p->app_shut) {
+        (void)shutdown(p->app, SHUT_WR); /* libmodbus reads the end of the stream */
+        p->app_shut = 1;
+    }
+}
+
+/* Bytes from libmodbus: requests while live, dropped once dead. */
+static void pump_read_app(struct pump *p, short revents)
+{
+    uint8_t sink[MBSC_MODBUS_MAX_ADU];
+    uint8_t *dst = p->conn != NULL ? p->req + p->req_len : sink;
+    size_t cap = p->conn != NULL ? sizeof p->req - p->req_len : sizeof sink;
+    ssize_t k;
+
+    if ((revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+        return;
+    if (cap == 0) {
+        /* Not reading now (the slave is slow); a hang-up still ends it all. */
+        if (revents & (POLLHUP | POLLERR))
+            p->app_eof = 1;
+        return;
+    }
+    k = mb_recv(p->app, dst, cap);
+    if (k > 0 && p->conn != NULL)
+        p->req_len += (size_t)k;
+    else if (k == 0 || (k < 0 && !would_block(errno)))
+        p->app_eof = 1;
+}
+
+static void pump_read_tcp(struct pump *p)
+{
+    ssize_t k = mb_recv(p->tcp, p->in, sizeof p->in);
+
+    if (k > 0) {
+        p->in_pos = 0;
+        p->in_end = (size_t)k;
+    } else if (k == 0) {
+        p->tcp_eof = 1;
+    } else if (!would_block(errno)) {
+        pump_fail(p, socket_error_code(errno));
+    }
+}
+
+/* Wait for either side and read what arrived.  -1 if poll() itself fails. */
+static int pump_wait(struct pump *p)
+{
+    struct pollfd pf[2];
+    int want_tcp_input;
+
+    pf[0].fd = p->app;
+    pf[0].events = 0;
+    if (p->conn == NULL || p->req_len < sizeof p->req)
+        pf[0].events |= POLLIN;
+    if (p->rsp_pos < p->rsp_len)
+        pf[0].events |= POLLOUT;
+    pf[1].fd = -1; /* ignored: a hang-up we are not ready to read would spin */
+    pf[1].events = 0;
+    want_tcp_input = p->conn != NULL && p->rsp_len == 0 && p->in_pos == p->in_end && !p->tcp_eof;
+    if (want_tcp_input)
+        pf[1].events |= POLLIN;
+    if (output_pending(p))
+        pf[1].events |= POLLOUT;
+    if (pf[1].events != 0)
+        pf[1].fd = p->tcp;
+    pf[0].revents = pf[1].revents = 0;
+    if (poll(pf, 2, -1) < 0)
+        return errno == EINTR ? 0 : -1;
+    pump_read_app(p, pf[0].revents);
+    if (want_tcp_input && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
+        pump_read_tcp(p);
+    return 0;
+}
+
+static void pump_free(struct pump *p)
+{
+    mbsc_wipe(p, sizeof *p); /* Modbus plaintext */
+    free(p);
+}
+
+static void pump_exit(struct pump *p)
+{
+    mbsc_conn *conn;
+
+    pump_flush(p); /* requests libmodbus wrote just before closing: best effort */
+    conn = p->conn;
+    mb_close(p->app);
+    /*
+     * From here on the record belongs to the registry (which may join us
+     * and free it).  It is marked before the TCP connection is closed, so
+     * that once the slave sees the close, the next reap is sure to find
+     * this thread finished or finishing.
+     */
+    (void)pthread_mutex_lock(&registry_lock);
+    p->rec->exited = 1;
+    (void)pthread_mutex_unlock(&registry_lock);
+    mbsc_conn_close(conn);
+    pump_free(p);
+}
+
+static void *pump_main(void *arg)
+{
+    struct pump *p = arg;
+
+    for (;;) {
+        pump_work(p);
+        if (p->app_eof)
+            break;
+        if (pump_wait(p) != 0) {
+            pump_fail(p, MBSC_ERR_IO); /* poll() failing (ENOMEM) would only spin */
+            break;
+        }
+    }
+    pump_exit(p);
+    return NULL;
+}
+
+/*
+ * Start the pump with every signal blocked, so that process signals go to
+ * the application's threads, as they would without the adapter.
+ */
+static int pump_start(struct mb_client *rec, struct pump *p)
+{
+    pthread_attr_t attr;
+    sigset_t all, old;
+    size_t stack = PUMP_STACK_BYTES;
+    int e;
+
+    if (pthread_attr_init(&attr) != 0)
+        return ENOMEM;
+#ifdef PTHREAD_STACK_MIN
+    if (stack < (size_t)PTHREAD_STACK_MIN)
+        stack = (size_t)PTHREAD_STACK_MIN;
+#endif
+    (void)pthread_attr_setstacksize(&attr, stack); /* the default stack is fine too */
+    (void)sigfillset(&all);
+    (void)pthread_sigmask(SIG_SETMASK, &all, &old);
+    e = pthread_create(&rec->thread, &attr, pump_main, p);
+    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+    (void)pthread_attr_destroy(&attr);
+    return e;
+}
+
+/* --- Connecting ------------------------------------------------------------ */
+
+/*
+ * mbsc_connect() may have read past the handshake (a slave that spoke
+ * first): hand what the connection layer holds to libmodbus, so that the
+ * pump starts on a clean raw socket.  The pair is empty here: it has room.
+ */
+static int adopt_early_payloads(mbsc_conn *conn, int app, char *why, size_t why_len)
+{
+    uint8_t adu[MBSC_MODBUS_MAX_ADU];
+    size_t len;
+    int r;
+
+    while ((r = mbsc_conn_recv(conn, adu, sizeof adu, &len, 0)) == MBSC_OK) {
+        if (len == 0)
+            continue; /* keep-alive */
+        if (mbsc_modbus_check_adu(adu, len) != MBSC_OK) {
+            r = MBSC_ERR_BAD_ADU;
+            break;
+        }
+        if (mb_send(app, adu, len) != (ssize_t)len) {
+            r = MBSC_ERR_IO;
+            break;
+        }
+    }
+    mbsc_wipe(adu, sizeof adu);
+    if (r == MBSC_ERR_TIMEOUT)
+        return MBSC_OK; /* nothing more is waiting */
+    if (r == MBSC_ERR_BUFFER_TOO_SMALL)
+        r = MBSC_ERR_BAD_ADU;
+    mbsc_why(why, why_len, "%s: right after the handshake: %s", mbsc_conn_peer_address(conn),
+             mbsc_strerror(r));
+    return r;
+}
+
+static struct pump *pump_new(mbsc_conn *conn, int app, struct mb_client *rec)
+{
+    struct pump *p = calloc(1, sizeof *p);
+
+    if (p == NULL)
+        return NULL;
+    p->rec = rec;
+    p->conn = conn;
+    p->s = mbsc_conn_session(conn);
+    p->tcp = mbsc_conn_fd(conn);
+    p->app = app;
+    return p;
+}
+
+static modbus_t *connect_fail(int r, int *err, int pair[2], mbsc_conn *conn, modbus_t *ctx,
+                              struct pump *p, struct mb_client *rec)
+{
+    if (err != NULL)
+        *err = r;
+    if (ctx != NULL)
+        modbus_free(ctx); /* does not close the socket */
+    mb_close(pair[0]);
+    mb_close(pair[1]);
+    mbsc_conn_close(conn);
+    if (p != NULL)
+        pump_free(p);
+    free(rec);
+    return NULL;
+}
+
+MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms,
+                                       int *err, char *why, size_t why_len)
+{
+    int pair[2] = {-1, -1}, r;
+    mbsc_conn *conn = NULL;
+    struct mb_client *rec;
+    struct pump *p;
+    modbus_t *ctx;
+
+    mbsc_why(why, why_len, "%s", "");
+    if (err != NULL)
+        *err = MBSC_OK;
+    if (hostport == NULL || cfg == NULL || mbsc_config_role(cfg) != MBSC_ROLE_MASTER) {
+        mbsc_why(why, why_len, "mbsc_modbus_connect: needs an address and a master's config");
+        return connect_fail(MBSC_ERR_INVALID_ARG, err, pair, NULL, NULL, NULL, NULL);
+    }
+    /* The pair first: a process out of descriptors costs the slave nothing. */
+    r = mb_socketpair(pair, why, why_len);
+    if (r == MBSC_OK)
+        r = mbsc_connect(hostport, cfg, timeout_ms, &conn, why, why_len);
+    if (r == MBSC_OK)
+        r = adopt_early_payloads(conn, pair[0], why, why_len);
+    if (r != MBSC_OK)
+        return connect_fail(r, err, pair, conn, NULL, NULL, NULL);
+
+    rec = calloc(1, sizeof *rec);
+    p = rec != NULL ? pump_new(conn, pair[0], rec) : NULL;
+    ctx = p != NULL ? mb_context_new(pair[1]) : NULL;
+    if (ctx == NULL) {
+        mbsc_why(why, why_len, "mbsc_modbus_connect: out of memory");
+        return connect_fail(MBSC_ERR_NOMEM, err, pair, conn, NULL, p, rec);
+    }
+    rec->cipher = mbsc_session_cipher(mbsc_conn_session(conn));
+    r = pump_start(rec, p);
+    if (r != 0) {
+        mbsc_why(why, why_len, "mbsc_modbus_connect: cannot start the pump thread: %s",
+                 mbsc_os_error(r));
+        return connect_fail(MBSC_ERR_NOMEM, err, pair, conn, ctx, p, rec);
+    }
+    /* The pump owns pair[0] and conn now; libmodbus owns pair[1]. */
+    registry_add(rec, ctx);
+    return ctx;
+}
+
+/* --- Queries and closing ---------------------------------------------------- */
+
+MBSC_API int mbsc_modbus_error(modbus_t *ctx)
+{
+    struct mb_client *c;
+    int r;
+
+    if (ctx == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    (void)pthread_mutex_lock(&registry_lock);
+    c = registry_find_locked(ctx);
+    r = c != NULL ? c->error : MBSC_ERR_INVALID_ARG;
+    (void)pthread_mutex_unlock(&registry_lock);
+    return r;
+}
+
+MBSC_API const mbsc_cipher *mbsc_modbus_cipher(modbus_t *ctx)
+{
+    struct mb_client *c;
+    const mbsc_cipher *cipher;
+
+    if (ctx == NULL)
+        return NULL;
+    (void)pthread_mutex_lock(&registry_lock);
+    c = registry_find_locked(ctx);
+    cipher = c != NULL ? c->cipher : NULL;
+    (void)pthread_mutex_unlock(&registry_lock);
+    return cipher;
+}
+
+MBSC_API void mbsc_modbus_close(modbus_t *ctx)
+{
+    struct mb_client *rec;
+
+    if (ctx == NULL)
+        return;
+    rec = registry_take(ctx);
+    /* Closing libmodbus's end is what tells the pump to finish. */
+    modbus_close(ctx);
+    modbus_free(ctx);
+    if (rec == NULL)
+        return;
+    if (!rec->joined)
+        (void)pthread_join(rec->thread, NULL);
+    free(rec);
+}

@@ -1,0 +1,1470 @@
+/*
+ * check_modbus.c - the libmodbus adapter, end to end over loopback TCP.
+ *
+ * The slave is an mbsc_modbus_server on 127.0.0.1:0, run by a thread (or
+ * stepped by the test itself); masters are unchanged libmodbus calls on
+ * contexts from mbsc_modbus_connect().  Nothing sleeps to synchronise: the
+ * tests wait for server events (a condition variable), for libmodbus calls
+ * to return, or for a relay thread's answers.  Hostile masters use the
+ * session API or raw sockets; hostile slaves are a relay that corrupts or
+ * kills the stream, or a scripted slave on the connection API.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <modbus.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mbsc.h"
+#include "mbsc/modbus.h"
+#include "testutil.h"
+
+Suite *modbus_suite(void);
+
+#define LONG_MS 20000 /* bound for what must succeed */
+#define NREGS   2000  /* registers, coils, inputs in the test mapping */
+
+static const char *const cipher_names[MBSC_CIPHER_COUNT] = {"chacha20", "trivium", "rabbit",
+                                                            "enocoro128v2"};
+
+/* --- Keys, configs and the mapping, fresh for every test ------------------ */
+
+static mbsc_keypair master_kp, slave_kp;
+static mbsc_allowlist *allow;
+static mbsc_config *mcfg, *scfg;
+static modbus_mapping_t *map;
+
+static void setup(void)
+{
+    int i;
+
+    ck_assert_int_eq(mbsc_keypair_generate(&master_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_keypair_generate(&slave_kp), MBSC_OK);
+    allow = mbsc_allowlist_new();
+    ck_assert_ptr_nonnull(allow);
+    ck_assert_int_eq(mbsc_allowlist_add(allow, master_kp.public_key, "master-1", NULL), MBSC_OK);
+    mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
+    ck_assert_ptr_nonnull(mcfg);
+    ck_assert_ptr_nonnull(scfg);
+    ck_assert_int_eq(mbsc_config_set_keypair(mcfg, &master_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(mcfg, slave_kp.public_key), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(scfg, &slave_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_allowlist(scfg, allow), MBSC_OK);
+    map = modbus_mapping_new(NREGS, NREGS, NREGS, NREGS);
+    ck_assert_ptr_nonnull(map);
+    for (i = 0; i < NREGS; i++) {
+        map->tab_input_registers[i] = (uint16_t)(0x4000 + i);
+        map->tab_input_bits[i] = (uint8_t)(i % 3 == 0);
+    }
+}
+
+static void teardown(void)
+{
+    modbus_mapping_free(map);
+    mbsc_config_free(mcfg);
+    mbsc_config_free(scfg);
+    mbsc_allowlist_free(allow);
+    mbsc_keypair_wipe(&master_kp);
+    mbsc_keypair_wipe(&slave_kp);
+}
+
+/* --- Small helpers ---------------------------------------------------------- */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long count_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    long n = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.')
+            n++;
+    }
+    closedir(d);
+    return n - (strcmp(path, "/proc/self/fd") == 0); /* the DIR's own descriptor */
+}
+
+/* A plain blocking TCP connection to "127.0.0.1:PORT"; -1 on failure. */
+static int raw_connect(const char *addr)
+{
+    char host[128], port[8];
+    struct addrinfo hints, *ai;
+    int fd = -1;
+
+    if (mbsc_parse_hostport(addr, host, sizeof host, port, sizeof port) != MBSC_OK)
+        return -1;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+    if (getaddrinfo(host, port, &hints, &ai) != 0)
+        return -1;
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+/*
+ * libmodbus waits 0.5 s for a response by default: too short under
+ * valgrind or qemu with dozens of threads.  Tests that time a failure set
+ * their own.
+ */
+static void slow_host_timeout(modbus_t *ctx)
+{
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, LONG_MS / 1000, 0), 0);
+}
+
+static modbus_t *connect_ok(const char *addr, const mbsc_config *cfg)
+{
+    char why[MBSC_WHY_SIZE];
+    int err = 1;
+    modbus_t *ctx = mbsc_modbus_connect(addr, cfg, LONG_MS, &err, why, sizeof why);
+
+    ck_assert_msg(ctx != NULL, "mbsc_modbus_connect %s: %s (%s)", addr, mbsc_strerror(err), why);
+    ck_assert_int_eq(err, MBSC_OK);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_OK);
+    slow_host_timeout(ctx);
+    return ctx;
+}
+
+/* --- The server in a thread, and what it reports ---------------------------- */
+
+#define MAX_ERR 64 /* -error of every mbsc code fits */
+
+struct server_thread {
+    mbsc_modbus_server *srv;
+    pthread_t thread;
+    int run_rc;
+    char addr[MBSC_ADDRSTRLEN];
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned connected, closed, requests;
+    unsigned closed_by[MAX_ERR]; /* CLOSED events per -error */
+    char last_detail[256];       /* of the last CLOSED event with an error */
+    char last_name[64];          /* peer_name of the last CONNECTED event */
+    const mbsc_cipher *last_cipher;
+    int bad_event; /* an event that broke the header's promises */
+};
+
+static void on_event(void *user, const struct mbsc_modbus_event *ev)
+{
+    struct server_thread *st = user;
+
+    pthread_mutex_lock(&st->lock);
+    if (ev->connection_id == 0 || ev->peer_address == NULL)
+        st->bad_event = 1;
+    switch (ev->type) {
+    case MBSC_MODBUS_EVENT_CONNECTED:
+        st->connected++;
+        if (ev->peer_name == NULL || ev->cipher == NULL)
+            st->bad_event = 1;
+        else
+            snprintf(st->last_name, sizeof st->last_name, "%s", ev->peer_name);
+        st->last_cipher = ev->cipher;
+        break;
+    case MBSC_MODBUS_EVENT_REQUEST:
+        st->requests++;
+        if (ev->adu == NULL || mbsc_modbus_check_adu(ev->adu, ev->adu_len) != MBSC_OK)
+            st->bad_event = 1;
+        break;
+    case MBSC_MODBUS_EVENT_CLOSED:
+        st->closed++;
+        if (ev->error > 0 || -ev->error >= MAX_ERR || ev->detail == NULL)
+            st->bad_event = 1;
+        else
+            st->closed_by[-ev->error]++;
+        if (ev->error != MBSC_OK && ev->detail != NULL)
+            snprintf(st->last_detail, sizeof st->last_detail, "%s", ev->detail);
+        break;
+    default:
+        st->bad_event = 1;
+    }
+    pthread_cond_broadcast(&st->cond);
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void server_new(struct server_thread *st, const mbsc_config *cfg)
+{
+    char why[MBSC_WHY_SIZE];
+
+    memset(st, 0, sizeof *st);
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->cond, NULL);
+    ck_assert_msg(mbsc_modbus_server_new(&st->srv, "127.0.0.1:0", cfg, map, why, sizeof why) ==
+                      MBSC_OK,
+                  "server: %s", why);
+    mbsc_modbus_server_set_event_fn(st->srv, on_event, st);
+    ck_assert_int_eq(mbsc_modbus_server_address(st->srv, st->addr, sizeof st->addr), MBSC_OK);
+}
+
+static void *server_main(void *arg)
+{
+    struct server_thread *st = arg;
+
+    st->run_rc = mbsc_modbus_server_run(st->srv);
+    return NULL;
+}
+
+static void server_start(struct server_thread *st, const mbsc_config *cfg)
+{
+    server_new(st, cfg);
+    ck_assert_int_eq(pthread_create(&st->thread, NULL, server_main, st), 0);
+}
+
+/* Stop the thread; the server (and its connections) stays until server_free. */
+static void server_stop(struct server_thread *st)
+{
+    mbsc_modbus_server_stop(st->srv);
+    ck_assert_int_eq(pthread_join(st->thread, NULL), 0);
+    ck_assert_int_eq(st->run_rc, MBSC_OK);
+}
+
+static void server_free(struct server_thread *st)
+{
+    mbsc_modbus_server_free(st->srv);
+    st->srv = NULL;
+    ck_assert_int_eq(st->bad_event, 0);
+    pthread_cond_destroy(&st->cond);
+    pthread_mutex_destroy(&st->lock);
+}
+
+static void server_finish(struct server_thread *st)
+{
+    server_stop(st);
+    server_free(st);
+}
+
+/* Wait until *counter (a field of st) reaches n; fails the test after LONG_MS. */
+static void wait_count(struct server_thread *st, const unsigned *counter, unsigned n)
+{
+    struct timespec until;
+    int rc = 0;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += LONG_MS / 1000;
+    pthread_mutex_lock(&st->lock);
+    while (*counter < n && rc == 0)
+        rc = pthread_cond_timedwait(&st->cond, &st->lock, &until);
+    pthread_mutex_unlock(&st->lock);
+    ck_assert_msg(*counter >= n, "waited for %u events, saw %u", n, *counter);
+}
+
+static unsigned closed_by(struct server_thread *st, int err)
+{
+    unsigned n;
+
+    pthread_mutex_lock(&st->lock);
+    n = st->closed_by[-err];
+    pthread_mutex_unlock(&st->lock);
+    return n;
+}
+
+/* --- Modbus helpers ----------------------------------------------------------- */
+
+/* Read holding registers and check them against the expected values. */
+static void expect_registers(modbus_t *ctx, int addr, int nb, const uint16_t *want)
+{
+    uint16_t got[MODBUS_MAX_READ_REGISTERS];
+
+    ck_assert_int_eq(modbus_read_registers(ctx, addr, nb, got), nb);
+    ck_assert_mem_eq(got, want, (size_t)nb * sizeof *got);
+}
+
+/* A short exchange that must work: write a register, read it back. */
+static void exchange_ok(modbus_t *ctx, int addr, uint16_t value)
+{
+    ck_assert_int_eq(modbus_write_register(ctx, addr, value), 1);
+    expect_registers(ctx, addr, 1, &value);
+}
+
+/* --- ADU checks ----------------------------------------------------------------- */
+
+struct adu_case {
+    size_t len;
+    uint16_t protocol, length; /* MBAP fields */
+    int want;
+};
+
+static const struct adu_case adu_cases[] = {
+    {8, 0, 2, MBSC_OK},                /* smallest: unit id + function code */
+    {12, 0, 6, MBSC_OK},               /* read holding registers */
+    {260, 0, 254, MBSC_OK},            /* largest */
+    {7, 0, 1, MBSC_ERR_BAD_ADU},       /* no function code */
+    {6, 0, 0, MBSC_ERR_BAD_ADU},       /* MBAP without unit id */
+    {0, 0, 0, MBSC_ERR_BAD_ADU},       /* empty */
+    {261, 0, 255, MBSC_ERR_BAD_ADU},   /* one byte too long */
+    {12, 1, 6, MBSC_ERR_BAD_ADU},      /* protocol id not 0 */
+    {12, 0x100, 6, MBSC_ERR_BAD_ADU},  /* protocol id high byte */
+    {12, 0, 5, MBSC_ERR_BAD_ADU},      /* length one short */
+    {12, 0, 7, MBSC_ERR_BAD_ADU},      /* length one long */
+    {12, 0, 0xFFFF, MBSC_ERR_BAD_ADU}, /* huge length */
+    {8, 0, 0x0102, MBSC_ERR_BAD_ADU},  /* length bytes swapped */
+};
+
+START_TEST(test_check_adu)
+{
+    const struct adu_case *c = &adu_cases[_i];
+    uint8_t adu[300];
+
+    memset(adu, 0xA5, sizeof adu);
+    adu[0] = 0x12;
+    adu[1] = 0x34;
+    adu[2] = (uint8_t)(c->protocol >> 8);
+    adu[3] = (uint8_t)c->protocol;
+    adu[4] = (uint8_t)(c->length >> 8);
+    adu[5] = (uint8_t)c->length;
+    ck_assert_int_eq(mbsc_modbus_check_adu(adu, c->len), c->want);
+}
+END_TEST
+
+START_TEST(test_check_adu_null)
+{
+    ck_assert_int_eq(mbsc_modbus_check_adu(NULL, 0), MBSC_ERR_BAD_ADU);
+    ck_assert_int_eq(mbsc_modbus_check_adu(NULL, 12), MBSC_ERR_BAD_ADU);
+}
+END_TEST
+
+/* --- Every cipher, every kind of call --------------------------------------------- */
+
+static void run_all_calls(modbus_t *ctx)
+{
+    uint16_t regs[16], wr[5] = {11, 22, 33, 44, 55}, rd[3];
+    uint8_t bits[16], wbits[10] = {1, 0, 1, 1, 0, 0, 1, 0, 1, 1};
+    uint8_t raw[] = {0xFF, MODBUS_FC_READ_HOLDING_REGISTERS, 0x00, 0x0D, 0x00, 0x02};
+    uint8_t rsp[MODBUS_TCP_MAX_ADU_LENGTH];
+    int i;
+
+    exchange_ok(ctx, 1, 0x1234);
+    ck_assert_int_eq(modbus_write_registers(ctx, 10, 5, wr), 5);
+    expect_registers(ctx, 10, 5, wr);
+    ck_assert_int_eq(modbus_write_bit(ctx, 3, 1), 1);
+    ck_assert_int_eq(modbus_write_bits(ctx, 20, 10, wbits), 10);
+    ck_assert_int_eq(modbus_read_bits(ctx, 20, 10, bits), 10);
+    ck_assert_mem_eq(bits, wbits, 10);
+    ck_assert_int_eq(modbus_read_bits(ctx, 3, 1, bits), 1);
+    ck_assert_int_eq(bits[0], 1);
+    ck_assert_int_eq(modbus_read_input_registers(ctx, 100, 16, regs), 16);
+    for (i = 0; i < 16; i++)
+        ck_assert_uint_eq(regs[i], 0x4000u + 100u + (unsigned)i);
+    ck_assert_int_eq(modbus_read_input_bits(ctx, 30, 9, bits), 9);
+    for (i = 0; i < 9; i++)
+        ck_assert_uint_eq(bits[i], (unsigned)((30 + i) % 3 == 0));
+    /* Write 3 registers at 40 and read 3 from 41 in one request. */
+    ck_assert_int_eq(modbus_write_and_read_registers(ctx, 40, 3, wr, 41, 3, rd), 3);
+    ck_assert_uint_eq(rd[0], 22);
+    ck_assert_uint_eq(rd[1], 33);
+    ck_assert_uint_eq(rd[2], 0);
+    /* A raw request (registers 13 and 14, written above): libmodbus adds the MBAP header. */
+    ck_assert_int_eq(modbus_send_raw_request(ctx, raw, (int)sizeof raw), 12);
+    ck_assert_int_eq(modbus_receive_confirmation(ctx, rsp), 13);
+    ck_assert_uint_eq(rsp[7], MODBUS_FC_READ_HOLDING_REGISTERS);
+    ck_assert_uint_eq(rsp[8], 4);
+    ck_assert_uint_eq(rsp[9], 0);
+    ck_assert_uint_eq(rsp[10], 44);
+    ck_assert_uint_eq(rsp[11], 0);
+    ck_assert_uint_eq(rsp[12], 55);
+    /* An exception response: illegal data address. */
+    errno = 0;
+    ck_assert_int_eq(modbus_read_registers(ctx, NREGS, 1, regs), -1);
+    ck_assert_int_eq(errno, EMBXILADD);
+    /* Any unit id is answered, as libmodbus does. */
+    ck_assert_int_eq(modbus_set_slave(ctx, 17), 0);
+    exchange_ok(ctx, 2, 0x5678);
+    /* The connection survived the exception. */
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_OK);
+}
+
+START_TEST(test_every_cipher)
+{
+    struct server_thread st;
+    const mbsc_cipher *cipher;
+    modbus_t *ctx;
+
+    ck_assert_int_eq(mbsc_config_set_ciphers(mcfg, cipher_names[_i]), MBSC_OK);
+    server_start(&st, scfg);
+    ctx = connect_ok(st.addr, mcfg);
+    cipher = mbsc_modbus_cipher(ctx);
+    ck_assert_ptr_nonnull(cipher);
+    ck_assert_str_eq(mbsc_cipher_name(cipher), cipher_names[_i]);
+    run_all_calls(ctx);
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, 1);
+    server_finish(&st);
+    ck_assert_uint_eq(st.connected, 1);
+    ck_assert_str_eq(st.last_name, "master-1");
+    ck_assert_ptr_eq(st.last_cipher, cipher);
+    ck_assert_uint_eq(st.closed_by[0], 1); /* a clean close: MBSC_OK */
+    ck_assert_uint_eq(st.requests, 15);
+    /* The writes reached the application's mapping. */
+    ck_assert_uint_eq(map->tab_registers[1], 0x1234);
+    ck_assert_uint_eq(map->tab_registers[2], 0x5678);
+    ck_assert_uint_eq(map->tab_bits[3], 1);
+}
+END_TEST
+
+START_TEST(test_not_ours)
+{
+    modbus_t *plain = modbus_new_tcp("127.0.0.1", 1502);
+    char why[MBSC_WHY_SIZE];
+    int err = 0;
+
+    ck_assert_ptr_nonnull(plain);
+    ck_assert_int_eq(mbsc_modbus_error(plain), MBSC_ERR_INVALID_ARG);
+    ck_assert_ptr_null(mbsc_modbus_cipher(plain));
+    ck_assert_int_eq(mbsc_modbus_error(NULL), MBSC_ERR_INVALID_ARG);
+    mbsc_modbus_close(plain); /* a plain context is just closed and freed */
+    mbsc_modbus_close(NULL);
+    ck_assert_ptr_null(mbsc_modbus_connect("127.0.0.1:1", scfg, 100, &err, why, sizeof why));
+    ck_assert_int_eq(err, MBSC_ERR_INVALID_ARG);
+    ck_assert_ptr_null(mbsc_modbus_connect(NULL, mcfg, 100, &err, why, sizeof why));
+    ck_assert_int_eq(err, MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_modbus_server_new(NULL, "127.0.0.1:0", scfg, map, why, sizeof why),
+                     MBSC_ERR_INVALID_ARG);
+}
+END_TEST
+
+/* --- Many masters at once --------------------------------------------------------- */
+
+#define NMASTERS  50
+#define NREQUESTS 100
+
+struct master_job {
+    pthread_t thread;
+    const char *addr;
+    int index;
+    int failures;
+    char why[MBSC_WHY_SIZE];
+};
+
+static void *master_main(void *arg)
+{
+    struct master_job *j = arg;
+    int err = 0, i, base = 100 + 10 * j->index;
+    modbus_t *ctx = mbsc_modbus_connect(j->addr, mcfg, LONG_MS, &err, j->why, sizeof j->why);
+
+    if (ctx == NULL) {
+        j->failures = NREQUESTS;
+        return NULL;
+    }
+    (void)modbus_set_response_timeout(ctx, LONG_MS / 1000, 0); /* see slow_host_timeout */
+    for (i = 0; i < NREQUESTS; i++) {
+        uint16_t v[2] = {(uint16_t)(j->index * 1000 + i), (uint16_t)~i}, got[2] = {0, 0};
+
+        /* Every other request writes, the others read back what was written. */
+        if (i % 2 == 0) {
+            if (modbus_write_registers(ctx, base, 2, v) != 2)
+                j->failures++;
+        } else {
+            v[0] = (uint16_t)(j->index * 1000 + i - 1);
+            v[1] = (uint16_t) ~(i - 1);
+            if (modbus_read_registers(ctx, base, 2, got) != 2 || got[0] != v[0] || got[1] != v[1])
+                j->failures++;
+        }
+    }
+    mbsc_modbus_close(ctx);
+    return NULL;
+}
+
+START_TEST(test_many_masters)
+{
+    static struct master_job jobs[NMASTERS];
+    struct server_thread st;
+    long long t0;
+    int i;
+
+    server_start(&st, scfg);
+    t0 = now_ms();
+    for (i = 0; i < NMASTERS; i++) {
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].addr = st.addr;
+        jobs[i].index = i;
+        ck_assert_int_eq(pthread_create(&jobs[i].thread, NULL, master_main, &jobs[i]), 0);
+    }
+    for (i = 0; i < NMASTERS; i++) {
+        ck_assert_int_eq(pthread_join(jobs[i].thread, NULL), 0);
+        ck_assert_msg(jobs[i].failures == 0, "master %d: %d failures (%s)", i, jobs[i].failures,
+                      jobs[i].why);
+    }
+    printf("check_modbus: %d masters x %d requests: %lld ms\n", NMASTERS, NREQUESTS, now_ms() - t0);
+    wait_count(&st, &st.closed, NMASTERS);
+    server_finish(&st);
+    ck_assert_uint_eq(st.connected, NMASTERS);
+    ck_assert_uint_eq(st.requests, NMASTERS * NREQUESTS);
+    ck_assert_uint_eq(st.closed_by[0], NMASTERS);
+}
+END_TEST
+
+/* --- Refused masters ---------------------------------------------------------------- */
+
+START_TEST(test_unknown_master_refused)
+{
+    struct server_thread st;
+    mbsc_keypair stranger;
+    mbsc_config *bad = mbsc_config_new(MBSC_ROLE_MASTER);
+    char why[MBSC_WHY_SIZE];
+    modbus_t *good, *ctx;
+    int err = 0;
+
+    ck_assert_ptr_nonnull(bad);
+    ck_assert_int_eq(mbsc_keypair_generate(&stranger), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(bad, &stranger), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(bad, slave_kp.public_key), MBSC_OK);
+    server_start(&st, scfg);
+    good = connect_ok(st.addr, mcfg);
+    exchange_ok(good, 5, 1);
+
+    ctx = mbsc_modbus_connect(st.addr, bad, LONG_MS, &err, why, sizeof why);
+    ck_assert_ptr_null(ctx);
+    ck_assert_int_eq(err, MBSC_ERR_PEER_CLOSED);
+    wait_count(&st, &st.closed, 1);
+    ck_assert_uint_eq(closed_by(&st, MBSC_ERR_UNKNOWN_PEER), 1);
+    ck_assert_ptr_nonnull(strstr(st.last_detail, "unknown master key"));
+
+    exchange_ok(good, 5, 2); /* the others are still served */
+    mbsc_modbus_close(good);
+    wait_count(&st, &st.closed, 2);
+    server_finish(&st);
+    ck_assert_uint_eq(st.connected, 1);
+    mbsc_config_free(bad);
+    mbsc_keypair_wipe(&stranger);
+}
+END_TEST
+
+START_TEST(test_max_connections)
+{
+    struct server_thread st;
+    char why[MBSC_WHY_SIZE];
+    modbus_t *a, *b, *c;
+    int err = 0;
+
+    server_new(&st, scfg);
+    ck_assert_int_eq(mbsc_modbus_server_set_max_connections(st.srv, 0), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_modbus_server_set_max_connections(st.srv, 2), MBSC_OK);
+    ck_assert_int_eq(pthread_create(&st.thread, NULL, server_main, &st), 0);
+    a = connect_ok(st.addr, mcfg);
+    b = connect_ok(st.addr, mcfg);
+    c = mbsc_modbus_connect(st.addr, mcfg, LONG_MS, &err, why, sizeof why);
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(err, MBSC_ERR_PEER_CLOSED);
+    wait_count(&st, &st.closed, 1);
+    ck_assert_uint_eq(closed_by(&st, MBSC_ERR_FD_LIMIT), 1);
+    ck_assert_ptr_nonnull(strstr(st.last_detail, "too many connections"));
+    exchange_ok(a, 1, 1);
+    exchange_ok(b, 2, 2);
+    mbsc_modbus_close(a);
+    wait_count(&st, &st.closed, 2);
+    a = connect_ok(st.addr, mcfg); /* a slot is free again */
+    exchange_ok(a, 3, 3);
+    mbsc_modbus_close(a);
+    mbsc_modbus_close(b);
+    wait_count(&st, &st.closed, 4);
+    server_finish(&st);
+}
+END_TEST
+
+/* --- A slave that goes away ------------------------------------------------------ */
+
+START_TEST(test_slave_gone)
+{
+    struct server_thread st;
+    uint16_t regs[4];
+    long long t0, took;
+    modbus_t *ctx;
+
+    server_start(&st, scfg);
+    ctx = connect_ok(st.addr, mcfg);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, 5, 0), 0);
+    exchange_ok(ctx, 7, 77);
+    server_finish(&st); /* closes every connection */
+
+    t0 = now_ms();
+    ck_assert_int_eq(modbus_read_registers(ctx, 7, 1, regs), -1);
+    took = now_ms() - t0;
+    ck_assert_msg(took < 1000, "the call took %lld ms (response timeout 5 s)", took);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_PEER_CLOSED);
+    /* Later calls fail at once too. */
+    t0 = now_ms();
+    ck_assert_int_eq(modbus_write_register(ctx, 7, 1), -1);
+    ck_assert_int_lt(now_ms() - t0, 1000);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_PEER_CLOSED);
+    mbsc_modbus_close(ctx);
+}
+END_TEST
+
+/* --- A relay between master and slave ---------------------------------------------- */
+
+/*
+ * A plain TCP forwarder.  It takes one master, connects it to the slave
+ * and forwards both ways; it can corrupt one frame from the slave, or be
+ * told to kill the connection.  After that it keeps accepting (and
+ * counting) connections, so a test can see whether anything reconnects.
+ */
+struct relay {
+    pthread_t thread;
+    int lfd;
+    char addr[MBSC_ADDRSTRLEN];
+    char target[MBSC_ADDRSTRLEN];
+    int ctl[2];     /* the test writes commands to ctl[0]; the relay answers */
+    int flip_frame; /* slave->master frame whose first body byte is flipped; -1: none */
+    atomic_int accepted;
+    /* Frame parser of the slave->master direction. */
+    uint8_t hdr[2];
+    size_t hdr_have, body_left, body_seen;
+    int frame_index;
+};
+
+static void relay_open(struct relay *r, const char *target, int flip_frame)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+
+    memset(r, 0, sizeof *r);
+    snprintf(r->target, sizeof r->target, "%s", target);
+    r->flip_frame = flip_frame;
+    r->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(r->lfd, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(0x7F000001);
+    ck_assert_int_eq(bind(r->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(r->lfd, 16), 0);
+    ck_assert_int_eq(getsockname(r->lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(r->addr, sizeof r->addr, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->ctl), 0);
+}
+
+/* Walk slave->master bytes; flip the first body byte of frame flip_frame. */
+static void relay_inspect(struct relay *r, uint8_t *buf, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        size_t take;
+
+        if (r->body_left == 0) {
+            r->hdr[r->hdr_have++] = buf[i++];
+            if (r->hdr_have == 2) {
+                r->hdr_have = 0;
+                r->body_left = ((size_t)r->hdr[0] << 8) | r->hdr[1];
+                r->body_seen = 0;
+                if (r->body_left == 0)
+                    r->frame_index++;
+            }
+            continue;
+        }
+        take = r->body_left < n - i ? r->body_left : n - i;
+        if (r->frame_index == r->flip_frame && r->body_seen == 0)
+            buf[i] ^= 0x01;
+        i += take;
+        r->body_seen += take;
+        r->body_left -= take;
+        if (r->body_left == 0)
+            r->frame_index++;
+    }
+}
+
+/* Copy what is waiting on from to to; 0 at the end of either side. */
+static int relay_copy(struct relay *r, int from, int to, int inspect)
+{
+    uint8_t buf[8192];
+    ssize_t n = recv(from, buf, sizeof buf, 0);
+
+    if (n <= 0)
+        return 0;
+    if (inspect)
+        relay_inspect(r, buf, (size_t)n);
+    return send(to, buf, (size_t)n, MSG_NOSIGNAL) == n;
+}
+
+/* Forward until a side closes or 'k' comes; returns the command if one came. */
+static char relay_forward(struct relay *r, int m, int s)
+{
+    struct pollfd pf[3] = {{m, POLLIN, 0}, {s, POLLIN, 0}, {r->ctl[1], POLLIN, 0}};
+    char cmd = 0;
+
+    for (;;) {
+        if (poll(pf, 3, -1) < 0)
+            continue;
+        if (pf[2].revents) {
+            if (recv(r->ctl[1], &cmd, 1, 0) != 1)
+                cmd = 'q';
+            return cmd;
+        }
+        if (pf[0].revents && !relay_copy(r, m, s, 0))
+            return 0;
+        if (pf[1].revents && !relay_copy(r, s, m, 1))
+            return 0;
+    }
+}
+
+static void *relay_main(void *arg)
+{
+    struct relay *r = arg;
+    struct pollfd pf[2] = {{r->lfd, POLLIN, 0}, {r->ctl[1], POLLIN, 0}};
+    char cmd = 0;
+    int m, s;
+
+    /* The first connection is relayed. */
+    if (poll(pf, 2, -1) != 1 || pf[1].revents)
+        return NULL;
+    m = accept(r->lfd, NULL, NULL);
+    atomic_fetch_add(&r->accepted, 1);
+    s = raw_connect(r->target);
+    if (m >= 0 && s >= 0)
+        cmd = relay_forward(r, m, s);
+    close(m);
+    close(s);
+    if (cmd == 'k')
+        (void)send(r->ctl[1], "k", 1, MSG_NOSIGNAL); /* acknowledge: both are closed */
+    /* Later ones are counted and dropped, until 'q'. */
+    for (;;) {
+        pf[0].revents = pf[1].revents = 0;
+        if (poll(pf, 2, -1) < 0)
+            continue;
+        if (pf[1].revents)
+            break;
+        m = accept(r->lfd, NULL, NULL);
+        atomic_fetch_add(&r->accepted, 1);
+        close(m);
+    }
+    return NULL;
+}
+
+static void relay_start(struct relay *r, const char *target, int flip_frame)
+{
+    relay_open(r, target, flip_frame);
+    ck_assert_int_eq(pthread_create(&r->thread, NULL, relay_main, r), 0);
+}
+
+/* Kill the relayed connection and wait until both sides are closed. */
+static void relay_kill(struct relay *r)
+{
+    char ack = 0;
+
+    ck_assert_int_eq(send(r->ctl[0], "k", 1, MSG_NOSIGNAL), 1);
+    ck_assert_int_eq(recv(r->ctl[0], &ack, 1, 0), 1);
+    ck_assert_int_eq(ack, 'k');
+}
+
+/* Stop the relay; returns how many connections it accepted in all. */
+static int relay_finish(struct relay *r)
+{
+    int fl;
+
+    ck_assert_int_eq(send(r->ctl[0], "q", 1, MSG_NOSIGNAL), 1);
+    ck_assert_int_eq(pthread_join(r->thread, NULL), 0);
+    /* Nothing may be waiting in the backlog either. */
+    fl = fcntl(r->lfd, F_GETFL);
+    ck_assert_int_eq(fcntl(r->lfd, F_SETFL, fl | O_NONBLOCK), 0);
+    ck_assert_int_eq(accept(r->lfd, NULL, NULL), -1);
+    ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+    close(r->lfd);
+    close(r->ctl[0]);
+    close(r->ctl[1]);
+    return atomic_load(&r->accepted);
+}
+
+START_TEST(test_tampered_response)
+{
+    struct server_thread st;
+    struct relay r;
+    uint16_t regs[2];
+    long long t0;
+    modbus_t *ctx;
+
+    server_start(&st, scfg);
+    /* Frame 0 from the slave is handshake message 2; frame 1 the first reply. */
+    relay_start(&r, st.addr, 1);
+    ctx = connect_ok(r.addr, mcfg);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, 5, 0), 0);
+    t0 = now_ms();
+    ck_assert_int_eq(modbus_read_registers(ctx, 0, 2, regs), -1);
+    ck_assert_int_lt(now_ms() - t0, 1000);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_BAD_TAG);
+    mbsc_modbus_close(ctx);
+    /* The relay sees the master close and closes the slave's side. */
+    wait_count(&st, &st.closed, 1);
+    ck_assert_int_eq(relay_finish(&r), 1);
+
+    ctx = connect_ok(st.addr, mcfg); /* the slave serves a new master */
+    exchange_ok(ctx, 9, 99);
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, 2);
+    server_finish(&st);
+    ck_assert_uint_eq(st.connected, 2);
+}
+END_TEST
+
+/*
+ * MODBUS_ERROR_RECOVERY_LINK makes libmodbus close and reconnect by itself
+ * after a link error.  The call must still fail, and no plaintext
+ * connection may be made: not to the address the master used (the relay,
+ * which counts connections), nor anywhere (modbus_connect fails).
+ */
+START_TEST(test_recovery_link_guard)
+{
+    struct server_thread st;
+    struct relay r;
+    uint16_t regs[2];
+    long long t0, took;
+    modbus_t *ctx;
+
+    server_start(&st, scfg);
+    relay_start(&r, st.addr, -1);
+    ctx = connect_ok(r.addr, mcfg);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, 2, 0), 0);
+    exchange_ok(ctx, 3, 33);
+    ck_assert_int_eq(modbus_set_error_recovery(ctx, MODBUS_ERROR_RECOVERY_LINK), 0);
+    relay_kill(&r);
+
+    t0 = now_ms();
+    ck_assert_int_eq(modbus_read_registers(ctx, 3, 1, regs), -1);
+    took = now_ms() - t0;
+    ck_assert_msg(took < 1000, "the call took %lld ms", took);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_PEER_CLOSED);
+    /* libmodbus closed its socket and tried to reconnect, in vain. */
+    ck_assert_int_eq(modbus_get_socket(ctx), -1);
+    ck_assert_int_eq(modbus_connect(ctx), -1);
+    ck_assert_int_eq(modbus_get_socket(ctx), -1);
+    ck_assert_int_eq(relay_finish(&r), 1);
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, 1);
+    server_finish(&st);
+}
+END_TEST
+
+/* --- Hostile masters ------------------------------------------------------------------ */
+
+/* A master on the session API, for payloads libmodbus would never send. */
+static mbsc_conn *secure_master(const char *addr)
+{
+    char why[MBSC_WHY_SIZE];
+    mbsc_conn *c = NULL;
+
+    ck_assert_msg(mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why) == MBSC_OK, "%s", why);
+    return c;
+}
+
+/*
+ * Send one payload and expect the slave to hang up, reporting err.
+ * Returns the milliseconds from the send to the hang-up.
+ */
+static long long expect_rejected(struct server_thread *st, const uint8_t *payload, size_t len,
+                                 int err, const char *detail)
+{
+    uint8_t buf[300];
+    size_t got;
+    unsigned before = closed_by(st, err);
+    mbsc_conn *c = secure_master(st->addr);
+    long long t0 = now_ms(), took;
+
+    ck_assert_int_eq(mbsc_conn_send(c, payload, len, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    took = now_ms() - t0;
+    mbsc_conn_close(c);
+    wait_count(st, &st->closed_by[-err], before + 1);
+    pthread_mutex_lock(&st->lock);
+    ck_assert_msg(strstr(st->last_detail, detail) != NULL, "detail '%s'", st->last_detail);
+    pthread_mutex_unlock(&st->lock);
+    return took;
+}
+
+START_TEST(test_malformed_adu)
+{
+    /* MBAP length 5 for 6 bytes after it. */
+    static const uint8_t bad_length[] = {0, 1, 0, 0, 0, 5, 0xFF, 3, 0, 0, 0, 1};
+    static const uint8_t bad_protocol[] = {0, 1, 0, 7, 0, 6, 0xFF, 3, 0, 0, 0, 1};
+    /*
+     * Write multiple registers announcing 10 data bytes in a 13-byte ADU
+     * (libmodbus waits for them), or 200 (more than any ADU).
+     */
+    static const uint8_t short_pdu[] = {0, 1, 0, 0, 0, 7, 0xFF, 0x10, 0, 0, 0, 5, 10};
+    static const uint8_t huge_pdu[] = {0, 1, 0, 0, 0, 7, 0xFF, 0x10, 0, 0, 0, 100, 200};
+    uint8_t too_long[300];
+    struct server_thread st;
+    modbus_t *ctx;
+    long long took;
+
+    memset(too_long, 0, sizeof too_long);
+    too_long[5] = (uint8_t)(sizeof too_long - 6); /* consistent MBAP, but > 260 bytes */
+    too_long[4] = (uint8_t)((sizeof too_long - 6) >> 8);
+    server_start(&st, scfg);
+    ctx = connect_ok(st.addr, mcfg); /* a well-behaved master alongside */
+
+    expect_rejected(&st, bad_length, sizeof bad_length, MBSC_ERR_BAD_ADU, "MBAP");
+    expect_rejected(&st, bad_protocol, sizeof bad_protocol, MBSC_ERR_BAD_ADU, "MBAP");
+    expect_rejected(&st, too_long, sizeof too_long, MBSC_ERR_BAD_ADU, "longer");
+    /*
+     * libmodbus finds the PDU short without waiting: its byte timeout
+     * (0.5 s by default) is at a microsecond on the server's context.
+     */
+    took = expect_rejected(&st, short_pdu, sizeof short_pdu, MBSC_ERR_BAD_ADU, "libmodbus");
+    ck_assert_int_lt(took, 400);
+    expect_rejected(&st, huge_pdu, sizeof huge_pdu, MBSC_ERR_BAD_ADU, "libmodbus");
+
+    exchange_ok(ctx, 4, 44); /* the server goes on */
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, 6);
+    server_finish(&st);
+}
+END_TEST
+
+/*
+ * Payloads libmodbus answers without reading all of them (an unknown
+ * function code with data, bytes after a complete PDU), keep-alives, and
+ * pipelined requests: the replies come in order and nothing is left behind
+ * for the next request.
+ */
+START_TEST(test_session_master_extras)
+{
+    static const uint8_t unknown_fc[] = {0, 1, 0, 0, 0, 6, 0xFF, 0x2B, 0x0E, 0x01, 0x00, 0x00};
+    static const uint8_t read_two[] = {0, 2, 0, 0, 0, 6, 0xFF, 0x03, 0x00, 0x08, 0x00, 0x02};
+    static const uint8_t read_one[] = {0, 3, 0, 0, 0, 6, 0x01, 0x03, 0x00, 0x09, 0x00, 0x01};
+    /* Two bytes after a complete PDU: libmodbus reads the PDU only. */
+    static const uint8_t trailing[] = {0,    4,    0,    0,    0,    8,    0xFF,
+                                       0x03, 0x00, 0x08, 0x00, 0x01, 0xEE, 0xEE};
+    struct server_thread st;
+    uint8_t buf[300];
+    long long t0;
+    size_t got;
+    mbsc_conn *c;
+    int i;
+
+    map->tab_registers[8] = 0x0102;
+    map->tab_registers[9] = 0x0304;
+    server_start(&st, scfg);
+    c = secure_master(st.addr);
+    ck_assert_int_eq(mbsc_conn_send(c, NULL, 0, LONG_MS), MBSC_OK); /* keep-alive */
+    ck_assert_int_eq(mbsc_conn_send(c, unknown_fc, sizeof unknown_fc, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_send(c, read_two, sizeof read_two, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_send(c, NULL, 0, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_send(c, trailing, sizeof trailing, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_send(c, read_one, sizeof read_one, LONG_MS), MBSC_OK);
+
+    /* Illegal function exception, transaction id 1. */
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(got, 9);
+    ck_assert_uint_eq(buf[1], 1);
+    ck_assert_uint_eq(buf[7], 0x2B | 0x80);
+    ck_assert_uint_eq(buf[8], MODBUS_EXCEPTION_ILLEGAL_FUNCTION);
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(got, 13);
+    ck_assert_uint_eq(buf[1], 2);
+    ck_assert_uint_eq(buf[9], 0x01);
+    ck_assert_uint_eq(buf[12], 0x04);
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(got, 11);
+    ck_assert_uint_eq(buf[1], 4);
+    ck_assert_uint_eq(buf[10], 0x02);
+    /* The trailing bytes were dropped, not read as the start of the next request. */
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(got, 11);
+    ck_assert_uint_eq(buf[1], 3);
+    ck_assert_uint_eq(buf[6], 0x01); /* unit id echoed */
+    ck_assert_uint_eq(buf[9], 0x03);
+    ck_assert_uint_eq(buf[10], 0x04);
+
+    /*
+     * libmodbus answers an unknown function code after "flushing", which
+     * first sleeps for the context's response timeout (0.5 s by default):
+     * the server's context keeps it at a microsecond.
+     */
+    t0 = now_ms();
+    for (i = 0; i < 10; i++) {
+        ck_assert_int_eq(mbsc_conn_send(c, unknown_fc, sizeof unknown_fc, LONG_MS), MBSC_OK);
+        ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
+        ck_assert_uint_eq(got, 9);
+    }
+    ck_assert_int_lt(now_ms() - t0, 2500);
+    mbsc_conn_close(c);
+    wait_count(&st, &st.closed, 1);
+    server_finish(&st);
+    ck_assert_uint_eq(st.requests, 14);
+    ck_assert_uint_eq(st.closed_by[0], 1);
+}
+END_TEST
+
+/*
+ * A master that sends requests and never reads the replies: once its
+ * socket is full, the server stops reading it (TCP pushes back on the
+ * flooder) and keeps serving the others.
+ */
+START_TEST(test_request_flood)
+{
+    static const uint8_t req[] = {0, 1, 0, 0, 0, 6, 0xFF, 0x03, 0x00, 0x00, 0x00, 0x01};
+    struct server_thread st;
+    int small = 4096, n = 0, i, r;
+    mbsc_conn *flood;
+    modbus_t *ctx;
+
+    server_start(&st, scfg);
+    flood = secure_master(st.addr);
+    /* Small buffers on the flooder's side keep the flood short. */
+    ck_assert_int_eq(setsockopt(mbsc_conn_fd(flood), SOL_SOCKET, SO_RCVBUF, &small, sizeof small),
+                     0);
+    ck_assert_int_eq(setsockopt(mbsc_conn_fd(flood), SOL_SOCKET, SO_SNDBUF, &small, sizeof small),
+                     0);
+    ctx = connect_ok(st.addr, mcfg);
+    /* TIMEOUT: queued, not all sent yet; WOULD_BLOCK: nothing more fits anywhere. */
+    while ((r = mbsc_conn_send(flood, req, sizeof req, 0)) == MBSC_OK || r == MBSC_ERR_TIMEOUT)
+        n++;
+    ck_assert_int_eq(r, MBSC_ERR_WOULD_BLOCK);
+    printf("check_modbus: the flooder stalled after %d requests\n", n);
+    for (i = 0; i < 20; i++)
+        exchange_ok(ctx, 60, (uint16_t)i);
+    mbsc_conn_close(flood);
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, 2);
+    server_finish(&st);
+}
+END_TEST
+
+/* Handshake message 1 of a fresh master session, as it goes on the wire. */
+static size_t make_message1(uint8_t *buf, size_t cap)
+{
+    int err = 0;
+    mbsc_session *s = mbsc_session_new(mcfg, &err);
+    const uint8_t *p;
+    size_t n;
+
+    ck_assert_ptr_nonnull(s);
+    p = mbsc_session_output(s, &n);
+    ck_assert_uint_gt(n, 2);
+    ck_assert_uint_le(n, cap);
+    memcpy(buf, p, n);
+    mbsc_session_free(s);
+    return n;
+}
+
+/*
+ * Garbage, an oversized length, half a handshake and silent clients, all
+ * at once, while a real master is served: each is closed with its reason
+ * and none delays the others.
+ */
+START_TEST(test_hostile_clients)
+{
+    static const uint8_t huge[] = {0xFF, 0xFF, 1, 2, 3};
+    uint8_t garbage[200], msg1[512];
+    struct server_thread st;
+    int fds[4], i;
+    size_t n1;
+    modbus_t *ctx;
+    long long t0;
+
+    ck_assert_int_eq(mbsc_config_set_handshake_timeout(scfg, 300), MBSC_OK);
+    tu_fill_pattern(garbage, sizeof garbage, 7);
+    garbage[0] = 0x00; /* a plausible length: the body fails as a handshake */
+    garbage[1] = 0x60;
+    n1 = make_message1(msg1, sizeof msg1);
+    server_start(&st, scfg);
+    for (i = 0; i < 4; i++) {
+        fds[i] = raw_connect(st.addr);
+        ck_assert_int_ge(fds[i], 0);
+    }
+    t0 = now_ms();
+    ck_assert_int_eq(send(fds[0], garbage, sizeof garbage, MSG_NOSIGNAL), (ssize_t)sizeof garbage);
+    ck_assert_int_eq(send(fds[1], huge, sizeof huge, MSG_NOSIGNAL), (ssize_t)sizeof huge);
+    ck_assert_int_eq(send(fds[2], msg1, n1 / 2, MSG_NOSIGNAL), (ssize_t)(n1 / 2));
+    /* fds[3] says nothing at all. */
+    ctx = connect_ok(st.addr, mcfg);
+    for (i = 0; i < 20; i++)
+        exchange_ok(ctx, 10 + i, (uint16_t)i);
+    ck_assert_int_lt(now_ms() - t0, 300 + 1000);
+    /* The two silent ones run out of time. */
+    wait_count(&st, &st.closed, 4);
+    ck_assert_uint_eq(closed_by(&st, MBSC_ERR_HANDSHAKE_TIMEOUT), 2);
+    ck_assert_uint_eq(closed_by(&st, MBSC_ERR_FRAME_LENGTH), 1);
+    ck_assert_uint_eq(closed_by(&st, MBSC_ERR_HANDSHAKE_MESSAGE) +
+                          closed_by(&st, MBSC_ERR_HANDSHAKE_DECRYPT) +
+                          closed_by(&st, MBSC_ERR_WRONG_PEER_KEY),
+                      1);
+    exchange_ok(ctx, 1, 1); /* unaffected */
+    server_stop(&st);       /* the server is not thread-safe: query it from its own thread */
+    ck_assert_uint_eq(mbsc_modbus_server_connections(st.srv), 1);
+    for (i = 0; i < 4; i++)
+        close(fds[i]);
+    mbsc_modbus_close(ctx);
+    server_free(&st);
+}
+END_TEST
+
+/* A master that hangs up at every byte of its handshake message. */
+START_TEST(test_disconnect_mid_handshake)
+{
+    uint8_t msg1[512];
+    struct server_thread st;
+    size_t n1, cut;
+    modbus_t *ctx;
+
+    n1 = make_message1(msg1, sizeof msg1);
+    server_start(&st, scfg);
+    for (cut = 0; cut < n1; cut++) {
+        int fd = raw_connect(st.addr);
+
+        ck_assert_int_ge(fd, 0);
+        if (cut > 0)
+            ck_assert_int_eq(send(fd, msg1, cut, MSG_NOSIGNAL), (ssize_t)cut);
+        close(fd);
+    }
+    wait_count(&st, &st.closed, (unsigned)n1);
+    ck_assert_uint_eq(closed_by(&st, MBSC_ERR_PEER_CLOSED) + closed_by(&st, MBSC_ERR_TRUNCATED),
+                      n1);
+    ck_assert_uint_eq(st.connected, 0);
+    ctx = connect_ok(st.addr, mcfg);
+    exchange_ok(ctx, 1, 2);
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, (unsigned)n1 + 1);
+    server_finish(&st);
+}
+END_TEST
+
+/* --- A scripted slave on the connection API ----------------------------------------- */
+
+enum slave_script { SCRIPT_KEEPALIVE, SCRIPT_BAD_MBAP, SCRIPT_TOO_LONG };
+
+struct scripted_slave {
+    pthread_t thread;
+    mbsc_listener *l;
+    char addr[MBSC_ADDRSTRLEN];
+    enum slave_script script;
+    int rc;
+};
+
+/* The reply to a "read 1 holding register" request. */
+static size_t read_reply(const uint8_t *req, uint8_t *rsp)
+{
+    memcpy(rsp, req, 4); /* transaction and protocol ids */
+    rsp[4] = 0;
+    rsp[5] = 5;
+    rsp[6] = req[6];
+    rsp[7] = 0x03;
+    rsp[8] = 2;
+    rsp[9] = 0xAB;
+    rsp[10] = 0xCD;
+    return 11;
+}
+
+static void *scripted_slave_main(void *arg)
+{
+    struct scripted_slave *ss = arg;
+    uint8_t req[300], rsp[300];
+    size_t len, n;
+    mbsc_conn *c = NULL;
+
+    ss->rc = mbsc_accept(ss->l, scfg, LONG_MS, &c, NULL, 0);
+    if (ss->rc != MBSC_OK)
+        return NULL;
+    ss->rc = mbsc_conn_recv(c, req, sizeof req, &len, LONG_MS);
+    if (ss->rc == MBSC_OK) {
+        n = read_reply(req, rsp);
+        if (ss->script == SCRIPT_KEEPALIVE) {
+            ss->rc = mbsc_conn_send(c, NULL, 0, LONG_MS);
+        } else if (ss->script == SCRIPT_BAD_MBAP) {
+            rsp[5] = 9;
+        } else {
+            memset(rsp + n, 0, sizeof rsp - n);
+            n = sizeof rsp;
+        }
+        if (ss->rc == MBSC_OK)
+            ss->rc = mbsc_conn_send(c, rsp, n, LONG_MS);
+    }
+    /* Wait for the master to hang up. */
+    if (ss->rc == MBSC_OK)
+        ss->rc = mbsc_conn_recv(c, req, sizeof req, &len, LONG_MS);
+    mbsc_conn_close(c);
+    return NULL;
+}
+
+static void scripted_slave_run(enum slave_script script, int want_rc, int want_err)
+{
+    struct scripted_slave ss;
+    uint16_t reg = 0;
+    modbus_t *ctx;
+
+    memset(&ss, 0, sizeof ss);
+    ss.script = script;
+    ck_assert_int_eq(mbsc_listen("127.0.0.1:0", &ss.l, NULL, 0), MBSC_OK);
+    ck_assert_int_eq(mbsc_listener_address(ss.l, ss.addr, sizeof ss.addr), MBSC_OK);
+    ck_assert_int_eq(pthread_create(&ss.thread, NULL, scripted_slave_main, &ss), 0);
+    ctx = connect_ok(ss.addr, mcfg);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, 5, 0), 0);
+    ck_assert_int_eq(modbus_read_registers(ctx, 0, 1, &reg), want_rc);
+    if (want_rc == 1)
+        ck_assert_uint_eq(reg, 0xABCD);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), want_err);
+    mbsc_modbus_close(ctx);
+    ck_assert_int_eq(pthread_join(ss.thread, NULL), 0);
+    ck_assert_int_eq(ss.rc, MBSC_ERR_PEER_CLOSED);
+    mbsc_listener_close(ss.l);
+}
+
+START_TEST(test_slave_keepalive_ignored)
+{
+    scripted_slave_run(SCRIPT_KEEPALIVE, 1, MBSC_OK);
+}
+END_TEST
+
+START_TEST(test_slave_bad_mbap)
+{
+    scripted_slave_run(SCRIPT_BAD_MBAP, -1, MBSC_ERR_BAD_ADU);
+}
+END_TEST
+
+START_TEST(test_slave_too_long)
+{
+    scripted_slave_run(SCRIPT_TOO_LONG, -1, MBSC_ERR_BAD_ADU);
+}
+END_TEST
+
+/* --- Resources -------------------------------------------------------------------------- */
+
+START_TEST(test_no_leaks_over_cycles)
+{
+    struct server_thread st;
+    long fds0, tasks0;
+    long long t0, took;
+    modbus_t *ctx;
+    int i;
+
+    server_start(&st, scfg);
+    fds0 = count_dir("/proc/self/fd");
+    tasks0 = count_dir("/proc/self/task");
+    t0 = now_ms();
+    for (i = 0; i < 1000; i++) {
+        ctx = connect_ok(st.addr, mcfg);
+        if (i % 100 == 0)
+            exchange_ok(ctx, 1, (uint16_t)i);
+        if (i % 10 == 0) {
+            modbus_close(ctx); /* plain libmodbus: the pump cleans up alone */
+            modbus_free(ctx);
+        } else {
+            mbsc_modbus_close(ctx);
+        }
+    }
+    took = now_ms() - t0;
+    printf("check_modbus: 1000 connect/close cycles: %lld ms\n", took);
+    /*
+     * Once the slave has seen every close, every pump is finished or about
+     * to be, and the next connect joins them.
+     */
+    wait_count(&st, &st.closed, 1000);
+    ctx = connect_ok(st.addr, mcfg);
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, 1001);
+    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+    ck_assert_int_eq(count_dir("/proc/self/task"), tasks0);
+    server_finish(&st);
+    ck_assert_uint_eq(st.closed_by[0], 1001);
+}
+END_TEST
+
+/*
+ * libmodbus select()s on its socket: a pair descriptor >= FD_SETSIZE is
+ * refused, before any network traffic.
+ */
+START_TEST(test_fd_setsize_guard)
+{
+    char why[MBSC_WHY_SIZE];
+    struct rlimit rl;
+    mbsc_modbus_server *srv = NULL;
+    int *fillers, nfill = 0, fd, err = 0;
+    long fds0;
+
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)FD_SETSIZE + 64) {
+        printf("check_modbus: descriptor limit %lu too low, skipping the FD_SETSIZE test\n",
+               (unsigned long)rl.rlim_max);
+        return;
+    }
+    rl.rlim_cur = (rlim_t)FD_SETSIZE + 64;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    fds0 = count_dir("/proc/self/fd");
+
+    /* Use every descriptor below FD_SETSIZE but the last one. */
+    fillers = calloc(FD_SETSIZE, sizeof *fillers);
+    ck_assert_ptr_nonnull(fillers);
+    while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && fd < FD_SETSIZE - 1)
+        fillers[nfill++] = fd;
+    ck_assert_int_eq(fd, FD_SETSIZE - 1);
+    close(fd);
+
+    ck_assert_ptr_null(mbsc_modbus_connect("127.0.0.1:1", mcfg, LONG_MS, &err, why, sizeof why));
+    ck_assert_int_eq(err, MBSC_ERR_FD_LIMIT);
+    ck_assert_ptr_nonnull(strstr(why, "FD_SETSIZE"));
+    ck_assert_int_eq(mbsc_modbus_server_new(&srv, "127.0.0.1:0", scfg, map, why, sizeof why),
+                     MBSC_ERR_FD_LIMIT);
+    ck_assert_ptr_null(srv);
+    ck_assert_ptr_nonnull(strstr(why, "FD_SETSIZE"));
+
+    while (nfill > 0)
+        close(fillers[--nfill]);
+    free(fillers);
+    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+}
+END_TEST
+
+/* --- Driving the server from the caller's own loop, and stop() ------------------------ */
+
+struct client_job {
+    pthread_t thread;
+    const char *addr;
+    int failures;
+};
+
+static void *client_job_main(void *arg)
+{
+    struct client_job *j = arg;
+    modbus_t *ctx = mbsc_modbus_connect(j->addr, mcfg, LONG_MS, NULL, NULL, 0);
+    uint16_t v;
+    int i;
+
+    if (ctx == NULL) {
+        j->failures = 1;
+        return NULL;
+    }
+    (void)modbus_set_response_timeout(ctx, LONG_MS / 1000, 0);
+    for (i = 0; i < 20; i++) {
+        if (modbus_write_register(ctx, 50, (uint16_t)i) != 1 ||
+            modbus_read_registers(ctx, 50, 1, &v) != 1 || v != i)
+            j->failures++;
+    }
+    mbsc_modbus_close(ctx);
+    return NULL;
+}
+
+START_TEST(test_external_loop)
+{
+    struct server_thread st;
+    struct client_job job;
+    struct pollfd pfds[16];
+    size_t n;
+
+    server_new(&st, scfg);
+    memset(&job, 0, sizeof job);
+    job.addr = st.addr;
+    ck_assert_int_eq(mbsc_modbus_server_next_timeout(st.srv), -1);
+    ck_assert_int_eq(pthread_create(&job.thread, NULL, client_job_main, &job), 0);
+    while (st.closed == 0) { /* only this thread changes it */
+        n = mbsc_modbus_server_fds(st.srv, pfds, 16);
+        ck_assert_uint_le(n, 16);
+        ck_assert_int_ge(poll(pfds, n, mbsc_modbus_server_next_timeout(st.srv)), 0);
+        ck_assert_int_eq(mbsc_modbus_server_step(st.srv, 0), MBSC_OK);
+    }
+    ck_assert_int_eq(pthread_join(job.thread, NULL), 0);
+    ck_assert_int_eq(job.failures, 0);
+    ck_assert_uint_eq(st.requests, 40);
+    ck_assert_uint_eq(mbsc_modbus_server_connections(st.srv), 0);
+    server_free(&st);
+}
+END_TEST
+
+static mbsc_modbus_server *signal_target;
+
+static void on_sigusr1(int sig)
+{
+    (void)sig;
+    mbsc_modbus_server_stop(signal_target);
+}
+
+/* stop() from a signal handler, in the thread blocked in run(). */
+START_TEST(test_stop_from_signal)
+{
+    struct server_thread st;
+    struct sigaction sa;
+    modbus_t *ctx;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigusr1;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+    server_start(&st, scfg);
+    signal_target = st.srv;
+    ctx = connect_ok(st.addr, mcfg); /* the loop is running */
+    exchange_ok(ctx, 1, 1);
+    ck_assert_int_eq(pthread_kill(st.thread, SIGUSR1), 0);
+    ck_assert_int_eq(pthread_join(st.thread, NULL), 0);
+    ck_assert_int_eq(st.run_rc, MBSC_OK);
+    /* run() can be called again after a stop. */
+    ck_assert_int_eq(pthread_create(&st.thread, NULL, server_main, &st), 0);
+    exchange_ok(ctx, 1, 2);
+    mbsc_modbus_close(ctx);
+    wait_count(&st, &st.closed, 1);
+    server_finish(&st);
+}
+END_TEST
+
+/* --- Suite ------------------------------------------------------------------------------ */
+
+static TCase *tcase(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+Suite *modbus_suite(void)
+{
+    Suite *s = suite_create("modbus");
+    TCase *tc;
+
+    tc = tcase(s, "adu");
+    tcase_add_loop_test(tc, test_check_adu, 0, (int)(sizeof adu_cases / sizeof adu_cases[0]));
+    tcase_add_test(tc, test_check_adu_null);
+
+    tc = tcase(s, "calls");
+    tcase_add_loop_test(tc, test_every_cipher, 0, MBSC_CIPHER_COUNT);
+    tcase_add_test(tc, test_not_ours);
+    tcase_add_test(tc, test_many_masters);
+    tcase_add_test(tc, test_external_loop);
+    tcase_add_test(tc, test_stop_from_signal);
+
+    tc = tcase(s, "refusals");
+    tcase_add_test(tc, test_unknown_master_refused);
+    tcase_add_test(tc, test_max_connections);
+    tcase_add_test(tc, test_malformed_adu);
+    tcase_add_test(tc, test_session_master_extras);
+    tcase_add_test(tc, test_hostile_clients);
+    tcase_add_test(tc, test_request_flood);
+    tcase_add_test(tc, test_disconnect_mid_handshake);
+
+    tc = tcase(s, "failures");
+    tcase_add_test(tc, test_slave_gone);
+    tcase_add_test(tc, test_tampered_response);
+    tcase_add_test(tc, test_recovery_link_guard);
+    tcase_add_test(tc, test_slave_keepalive_ignored);
+    tcase_add_test(tc, test_slave_bad_mbap);
+    tcase_add_test(tc, test_slave_too_long);
+
+    tc = tcase(s, "resources");
+    tcase_add_test(tc, test_no_leaks_over_cycles);
+    tcase_add_test(tc, test_fd_setsize_guard);
+    return s;
+}
