@@ -1,0 +1,676 @@
+/*
+ * secure_master - a Modbus/TCP master (client) that talks to a slave
+ * through the mbsc secure channel, with plain libmodbus calls.
+ *
+ *   secure_master --connect HOST:PORT --key FILE --peer FILE [--psk FILE]
+ *                 [--cipher NAME | --ciphers LIST] [--unit ID] [--timeout MS]
+ *                 ACTION...
+ *
+ * mbsc_modbus_connect() runs the handshake and returns an ordinary
+ * modbus_t; every action below is then a normal libmodbus call on it.  The
+ * actions run in the order given, on one connection.
+ *
+ * Output: reads print "ADDR: V1 V2 ..." on stdout; --poll prints
+ * "rtt_us min=.. median=.. p99=.. max=.."; stderr gets the negotiated
+ * cipher and, on failure, exactly one line "secure_master: <reason>".
+ *
+ * Exit status: 0 success, 1 failure (keys, network, handshake, Modbus
+ * exception, timeout), 2 bad command line.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include <mbsc.h>
+#include <mbsc/modbus.h>
+
+#include "common.h"
+
+#define PROG "secure_master"
+
+#define DEFAULT_TIMEOUT_MS 5000ul
+#define MAX_TIMEOUT_MS     3600000ul /* one hour */
+#define MAX_POLL_COUNT     1000000ul /* keeps the RTT array at 4 MB */
+#define MAX_INTERVAL_MS    3600000ul
+
+/* Modbus limits per request (Modbus Application Protocol v1.1b3, 6.1-6.12). */
+#define MAX_READ_REGISTERS  MODBUS_MAX_READ_REGISTERS  /* 125 */
+#define MAX_WRITE_REGISTERS MODBUS_MAX_WRITE_REGISTERS /* 123 */
+#define MAX_READ_BITS       MODBUS_MAX_READ_BITS       /* 2000 */
+#define MAX_WRITE_BITS      MODBUS_MAX_WRITE_BITS      /* 1968 */
+
+enum action_kind {
+    ACT_WRITE_REGISTERS, /* FC16 */
+    ACT_READ_REGISTERS,  /* FC3 */
+    ACT_READ_INPUT,      /* FC4 */
+    ACT_WRITE_COILS,     /* FC15 */
+    ACT_READ_COILS,      /* FC1 */
+    ACT_POLL             /* FC3, repeated and timed */
+};
+
+struct action {
+    enum action_kind kind;
+    const char *option; /* as typed, for messages: "--read-registers" */
+    const char *arg;    /* its argument: "0:10" */
+    unsigned addr;
+    unsigned count;            /* items read, or values written */
+    unsigned long poll_count;  /* ACT_POLL: number of reads (0: not given yet) */
+    unsigned long interval_ms; /* ACT_POLL: pause between reads */
+    union {
+        uint16_t regs[MAX_WRITE_REGISTERS];
+        uint8_t bits[MAX_WRITE_BITS];
+    } values;
+};
+
+struct options {
+    const char *connect;
+    const char *key;
+    const char *peer;
+    const char *psk;
+    const char *ciphers; /* from --cipher or --ciphers */
+    int cipher_given;    /* which one, for the exclusivity message */
+    unsigned long unit;
+    int unit_given;
+    unsigned long timeout_ms;
+    int timeout_given;
+    struct action *actions;
+    size_t n_actions;
+};
+
+static void usage(FILE *out)
+{
+    fputs("usage: " PROG " --connect HOST:PORT --key FILE --peer FILE [--psk FILE]\n"
+          "                     [--cipher NAME | --ciphers LIST] [--unit ID] [--timeout MS]\n"
+          "                     ACTION...\n"
+          "       " PROG " --help\n"
+          "\n"
+          "  --connect HOST:PORT   the secure slave ([V6ADDR]:PORT for IPv6)\n"
+          "  --key FILE            this master's private key (mbsc-keygen; mode 0600)\n"
+          "  --peer FILE           the slave's public key\n"
+          "  --psk FILE            pre-shared key, if the slave uses one\n"
+          "  --cipher NAME         offer only this cipher\n"
+          "  --ciphers LIST        offer these, comma-separated, in order of preference\n"
+          "                        (default: chacha20,trivium,rabbit,enocoro128v2)\n"
+          "  --unit ID             Modbus unit id: 0..247 or 255 (default 255)\n"
+          "  --timeout MS          connect + handshake, and each reply (default 5000)\n"
+          "\n"
+          "Actions, run in the order given on one connection (numbers are decimal\n"
+          "or 0x-prefixed hex):\n"
+          "  --write-registers ADDR=V1[,V2...]  write holding registers (FC16, max 123)\n"
+          "  --read-registers ADDR:COUNT        read holding registers (FC3, max 125)\n"
+          "  --read-input-registers ADDR:COUNT  read input registers (FC4, max 125)\n"
+          "  --write-coils ADDR=B1[,B2...]      write coils, bits 0/1 (FC15, max 1968)\n"
+          "  --read-coils ADDR:COUNT            read coils (FC1, max 2000)\n"
+          "  --poll ADDR:COUNT --count N [--interval MS]\n"
+          "                                     N timed reads of holding registers\n"
+          "\n"
+          "Reads print 'ADDR: V1 V2 ...' on stdout; --poll prints round-trip times\n"
+          "'rtt_us min=.. median=.. p99=.. max=..' (microseconds, monotonic clock).\n"
+          "Exit status: 0 success, 1 failure, 2 bad command line.\n",
+          out);
+}
+
+/* ---- Argument parsing ----------------------------------------------------- */
+
+/* "ADDR:COUNT" with 1 <= COUNT <= max_count and the last address <= 65535. */
+static int parse_range(const char *opt, const char *s, unsigned max_count, struct action *a)
+{
+    const char *colon = strchr(s, ':');
+    char addr_text[16];
+    unsigned long addr, count;
+    size_t n;
+
+    if (colon == NULL || (n = (size_t)(colon - s)) == 0 || n >= sizeof addr_text)
+        return ex_usage_error("%s '%s': expected ADDR:COUNT", opt, s);
+    memcpy(addr_text, s, n);
+    addr_text[n] = '\0';
+    if (ex_parse_ulong(addr_text, 0, 65535, &addr) != 0)
+        return ex_usage_error("%s '%s': address must be 0..65535", opt, s);
+    if (ex_parse_ulong(colon + 1, 1, max_count, &count) != 0)
+        return ex_usage_error("%s '%s': count must be 1..%u", opt, s, max_count);
+    if (addr + count > 65536ul)
+        return ex_usage_error("%s '%s': addresses %lu..%lu go past 65535", opt, s, addr,
+                              addr + count - 1);
+    a->addr = (unsigned)addr;
+    a->count = (unsigned)count;
+    return 0;
+}
+
+/* "ADDR=V1,V2,..." with values 0..65535 (bits: 0..1), at most max_count of them. */
+static int parse_values(const char *opt, const char *s, unsigned max_count, int bits,
+                        struct action *a)
+{
+    const char *eq = strchr(s, '='), *p;
+    char text[16];
+    unsigned long addr, v;
+    unsigned count = 0;
+    size_t n;
+
+    if (eq == NULL || (n = (size_t)(eq - s)) == 0 || n >= sizeof text)
+        return ex_usage_error("%s '%s': expected ADDR=V1[,V2...]", opt, s);
+    memcpy(text, s, n);
+    text[n] = '\0';
+    if (ex_parse_ulong(text, 0, 65535, &addr) != 0)
+        return ex_usage_error("%s '%s': address must be 0..65535", opt, s);
+    for (p = eq + 1;; p++) {
+        n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof text)
+            return ex_usage_error("%s '%s': bad or empty value '%.*s'", opt, s, (int)n, p);
+        memcpy(text, p, n);
+        text[n] = '\0';
+        if (ex_parse_ulong(text, 0, bits ? 1 : 65535, &v) != 0)
+            return ex_usage_error("%s '%s': value '%s' is not %s", opt, s, text,
+                                  bits ? "0 or 1" : "0..65535");
+        if (count == max_count)
+            return ex_usage_error("%s '%s': more than %u values", opt, s, max_count);
+        if (bits)
+            a->values.bits[count] = (uint8_t)v;
+        else
+            a->values.regs[count] = (uint16_t)v;
+        count++;
+        p += n;
+        if (*p == '\0')
+            break;
+    }
+    if (addr + count > 65536ul)
+        return ex_usage_error("%s '%s': addresses %lu..%lu go past 65535", opt, s, addr,
+                              addr + count - 1);
+    a->addr = (unsigned)addr;
+    a->count = count;
+    return 0;
+}
+
+static struct action *new_action(struct options *o, enum action_kind kind, const char *opt,
+                                 const char *arg)
+{
+    struct action *grown = realloc(o->actions, (o->n_actions + 1) * sizeof *grown);
+    struct action *a;
+
+    if (grown == NULL)
+        return NULL;
+    o->actions = grown;
+    a = &grown[o->n_actions++];
+    memset(a, 0, sizeof *a);
+    a->kind = kind;
+    a->option = opt;
+    a->arg = arg;
+    return a;
+}
+
+/* Apply one option and its value to o: 0, or the exit status of a usage error. */
+static int take_option(struct options *o, const char *name, const char *val)
+{
+    static const struct {
+        const char *name;
+        enum action_kind kind;
+    } actions[] = {
+        {"--write-registers", ACT_WRITE_REGISTERS}, {"--read-registers", ACT_READ_REGISTERS},
+        {"--read-input-registers", ACT_READ_INPUT}, {"--write-coils", ACT_WRITE_COILS},
+        {"--read-coils", ACT_READ_COILS},           {"--poll", ACT_POLL},
+    };
+    const char **slot = NULL;
+    struct action *last = o->n_actions > 0 ? &o->actions[o->n_actions - 1] : NULL;
+    size_t i;
+
+    if (strcmp(name, "--connect") == 0)
+        slot = &o->connect;
+    else if (strcmp(name, "--key") == 0)
+        slot = &o->key;
+    else if (strcmp(name, "--peer") == 0)
+        slot = &o->peer;
+    else if (strcmp(name, "--psk") == 0)
+        slot = &o->psk;
+    if (slot != NULL) {
+        if (*slot != NULL)
+            return ex_usage_error("%s given twice", name);
+        *slot = val;
+        return 0;
+    }
+
+    if (strcmp(name, "--cipher") == 0 || strcmp(name, "--ciphers") == 0) {
+        char why[256];
+
+        if (o->cipher_given)
+            return ex_usage_error("--cipher and --ciphers are exclusive and given once");
+        if (strcmp(name, "--cipher") == 0 && strchr(val, ',') != NULL)
+            return ex_usage_error("--cipher takes one name; use --ciphers for a list");
+        if (ex_check_cipher_list(val, why, sizeof why) != 0)
+            return ex_usage_error("%s: %s", name, why);
+        o->ciphers = val;
+        o->cipher_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "--unit") == 0) {
+        if (o->unit_given)
+            return ex_usage_error("--unit given twice");
+        /* libmodbus refuses 248..254 on TCP (modbus_set_slave): say so now. */
+        if (ex_parse_ulong(val, 0, 255, &o->unit) != 0 || (o->unit > 247 && o->unit < 255))
+            return ex_usage_error("--unit '%s': expected 0..247 or 255", val);
+        o->unit_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "--timeout") == 0) {
+        if (o->timeout_given)
+            return ex_usage_error("--timeout given twice");
+        if (ex_parse_ulong(val, 1, MAX_TIMEOUT_MS, &o->timeout_ms) != 0)
+            return ex_usage_error("--timeout '%s': expected 1..%lu (ms)", val, MAX_TIMEOUT_MS);
+        o->timeout_given = 1;
+        return 0;
+    }
+    /* --count and --interval belong to the --poll just before them. */
+    if (strcmp(name, "--count") == 0 || strcmp(name, "--interval") == 0) {
+        int is_count = strcmp(name, "--count") == 0;
+        unsigned long *field;
+
+        if (last == NULL || last->kind != ACT_POLL)
+            return ex_usage_error("%s must follow --poll ADDR:COUNT", name);
+        field = is_count ? &last->poll_count : &last->interval_ms;
+        if (is_count ? last->poll_count != 0 : last->interval_ms != ULONG_MAX)
+            return ex_usage_error("%s given twice for one --poll", name);
+        if (ex_parse_ulong(val, is_count ? 1 : 0, is_count ? MAX_POLL_COUNT : MAX_INTERVAL_MS,
+                           field) != 0)
+            return ex_usage_error("%s '%s': expected %s", name, val,
+                                  is_count ? "1..1000000" : "0..3600000 (ms)");
+        return 0;
+    }
+
+    for (i = 0; i < sizeof actions / sizeof actions[0]; i++) {
+        struct action *a;
+
+        if (strcmp(name, actions[i].name) != 0)
+            continue;
+        if (last != NULL && last->kind == ACT_POLL && last->poll_count == 0)
+            return ex_usage_error("--poll %s needs --count N", last->arg);
+        a = new_action(o, actions[i].kind, actions[i].name, val);
+        if (a == NULL) {
+            ex_msg("out of memory");
+            return EX_FAILURE;
+        }
+        switch (a->kind) {
+        case ACT_WRITE_REGISTERS:
+            return parse_values(name, val, MAX_WRITE_REGISTERS, 0, a);
+        case ACT_WRITE_COILS:
+            return parse_values(name, val, MAX_WRITE_BITS, 1, a);
+        case ACT_READ_COILS:
+            return parse_range(name, val, MAX_READ_BITS, a);
+        case ACT_POLL:
+            a->interval_ms = ULONG_MAX; /* "not given", see --interval */
+            return parse_range(name, val, MAX_READ_REGISTERS, a);
+        case ACT_READ_REGISTERS:
+        case ACT_READ_INPUT:
+        default:
+            return parse_range(name, val, MAX_READ_REGISTERS, a);
+        }
+    }
+    return ex_usage_error("unknown option '%s' (see --help)", name);
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    int i, rc;
+
+    memset(o, 0, sizeof *o);
+    o->unit = MODBUS_TCP_SLAVE; /* 255: "this device", the Modbus/TCP default */
+    o->timeout_ms = DEFAULT_TIMEOUT_MS;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *val, *eq;
+        char name[32];
+        size_t len;
+
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return fflush(stdout) == EOF ? EX_FAILURE : EX_OK;
+        }
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+            return ex_usage_error("unexpected argument '%.200s'", a);
+        /* Every option takes a value: --name VALUE or --name=VALUE. */
+        eq = strchr(a, '=');
+        len = eq != NULL ? (size_t)(eq - a) : strlen(a);
+        if (len >= sizeof name)
+            return ex_usage_error("unknown option '%.200s' (see --help)", a);
+        memcpy(name, a, len);
+        name[len] = '\0';
+        if (eq != NULL) {
+            val = eq + 1;
+        } else {
+            if (i + 1 >= argc)
+                return ex_usage_error("option '%s' needs a value", name);
+            val = argv[++i];
+        }
+        if (*val == '\0')
+            return ex_usage_error("option '%s' needs a non-empty value", name);
+        rc = take_option(o, name, val);
+        if (rc != 0)
+            return rc;
+    }
+    if (o->n_actions > 0) {
+        struct action *last = &o->actions[o->n_actions - 1];
+
+        if (last->kind == ACT_POLL && last->poll_count == 0)
+            return ex_usage_error("--poll %s needs --count N", last->arg);
+    }
+    for (i = 0; (size_t)i < o->n_actions; i++) {
+        if (o->actions[i].kind == ACT_POLL && o->actions[i].interval_ms == ULONG_MAX)
+            o->actions[i].interval_ms = 0;
+    }
+    if (o->connect == NULL)
+        return ex_usage_error("missing --connect HOST:PORT");
+    if (ex_check_hostport(o->connect, 0) != 0)
+        return ex_usage_error("--connect '%s': expected HOST:PORT or [V6ADDR]:PORT, port "
+                              "1..65535",
+                              o->connect);
+    if (o->key == NULL)
+        return ex_usage_error("missing --key FILE");
+    if (o->peer == NULL)
+        return ex_usage_error("missing --peer FILE (the slave's public key)");
+    if (o->n_actions == 0)
+        return ex_usage_error("no action given (--read-registers, --write-registers, ...)");
+    return -1;
+}
+
+/* ---- Connecting ----------------------------------------------------------- */
+
+static mbsc_config *make_config(const struct options *o)
+{
+    char why[EX_WHY_SIZE];
+    uint8_t peer[MBSC_KEY_BYTES];
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+
+    if (cfg == NULL) {
+        ex_msg("out of memory");
+        return NULL;
+    }
+    if (ex_config_load_secrets(cfg, o->key, o->psk, why, sizeof why) != 0) {
+        ex_msg("%s", why);
+        goto fail;
+    }
+    if (mbsc_public_key_load(peer, o->peer, why, sizeof why) != MBSC_OK) {
+        ex_msg("%s", why);
+        goto fail;
+    }
+    if (mbsc_config_set_peer_public_key(cfg, peer) != MBSC_OK) {
+        ex_msg("%s: cannot use this public key", o->peer);
+        goto fail;
+    }
+    if (o->ciphers != NULL && mbsc_config_set_ciphers(cfg, o->ciphers) != MBSC_OK) {
+        ex_msg("cipher list '%s' rejected by the library", o->ciphers);
+        goto fail;
+    }
+    return cfg;
+fail:
+    mbsc_config_free(cfg);
+    return NULL;
+}
+
+/* One line that names the cause of a failed mbsc_modbus_connect(). */
+static void report_connect_failure(const struct options *o, int err, const char *why)
+{
+    const char *to = o->connect;
+
+    switch (err) {
+    case MBSC_ERR_PEER_CLOSED:
+        /* The slave says nothing on purpose (DESIGN: it closes without an
+         * answer), so list what makes it close. */
+        ex_msg("handshake with %s failed: slave refused the handshake (our key is not "
+               "authorised, or no common cipher, or --peer is not the slave's key)",
+               to);
+        break;
+    case MBSC_ERR_PSK_MISMATCH:
+        ex_msg("handshake with %s failed: wrong pre-shared key (the slave's reply does not "
+               "authenticate with our PSK%s)",
+               to, o->psk == NULL ? ": we have none, the slave has one" : "");
+        break;
+    case MBSC_ERR_HANDSHAKE_TIMEOUT:
+        ex_msg("handshake with %s timed out after %lu ms", to, o->timeout_ms);
+        break;
+    case MBSC_ERR_FRAME_LENGTH:
+    case MBSC_ERR_HANDSHAKE_MESSAGE:
+    case MBSC_ERR_TRUNCATED:
+    case MBSC_ERR_BAD_VERSION:
+        /* What a plain Modbus/TCP server, a web server or a proxy answers. */
+        ex_msg("handshake with %s failed: %s: the peer does not answer like an mbsc slave "
+               "(wrong port, or a plain Modbus/TCP server?)",
+               to, mbsc_strerror(err));
+        break;
+    case MBSC_ERR_HANDSHAKE_DECRYPT:
+    case MBSC_ERR_UNKNOWN_PEER:
+    case MBSC_ERR_NO_COMMON_CIPHER:
+    case MBSC_ERR_BAD_OFFER:
+    case MBSC_ERR_BAD_CHOICE:
+    case MBSC_ERR_WEAK_KEY:
+    case MBSC_ERR_WRONG_PEER_KEY:
+    case MBSC_ERR_BAD_TAG:
+        ex_msg("handshake with %s failed: %s", to, mbsc_strerror(err));
+        break;
+    default:
+        /* Connect, resolve, address errors: the library's line names the
+         * address and the system's reason ("connect ...: Connection refused"). */
+        if (why[0] != '\0')
+            ex_msg("%s", why);
+        else
+            ex_msg("cannot connect to %s: %s", to, mbsc_strerror(err));
+        break;
+    }
+}
+
+/* ---- Actions -------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    /* CLOCK_MONOTONIC: wall-clock steps (NTP) must not show up as RTTs. */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned long ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/*
+ * A libmodbus call failed: say why in one line.  libmodbus only sees its
+ * end of the socketpair close, so ask the adapter first whether the secure
+ * connection broke (bad tag, slave gone); then errno tells a timeout or a
+ * Modbus exception ("Illegal data address").
+ */
+static int action_failed(const struct options *o, modbus_t *ctx, const struct action *a,
+                         int saved_errno)
+{
+    int err = mbsc_modbus_error(ctx);
+
+    if (err == MBSC_ERR_PEER_CLOSED)
+        ex_msg("%s %s: the slave at %s closed the connection", a->option, a->arg, o->connect);
+    else if (err != MBSC_OK)
+        ex_msg("%s %s: connection to %s lost: %s", a->option, a->arg, o->connect,
+               mbsc_strerror(err));
+    else if (saved_errno == ETIMEDOUT)
+        ex_msg("%s %s: no reply from %s within %lu ms", a->option, a->arg, o->connect,
+               o->timeout_ms);
+    else
+        ex_msg("%s %s: %s", a->option, a->arg, modbus_strerror(saved_errno));
+    return EX_FAILURE;
+}
+
+static void print_regs(unsigned addr, const uint16_t *v, unsigned n)
+{
+    unsigned i;
+
+    printf("%u:", addr);
+    for (i = 0; i < n; i++)
+        printf(" %u", (unsigned)v[i]);
+    putchar('\n');
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of n sorted samples (p in 1..100). */
+static uint32_t percentile(const uint32_t *sorted, size_t n, unsigned p)
+{
+    size_t rank = (n * p + 99) / 100; /* ceil(n * p / 100), >= 1 for n >= 1 */
+
+    return sorted[rank - 1];
+}
+
+static int run_poll(const struct options *o, modbus_t *ctx, const struct action *a)
+{
+    uint16_t regs[MAX_READ_REGISTERS];
+    uint32_t *rtt = malloc(a->poll_count * sizeof *rtt);
+    size_t i, n = a->poll_count;
+
+    if (rtt == NULL) {
+        ex_msg("out of memory");
+        return EX_FAILURE;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t t0, dt;
+        int rc;
+
+        if (i > 0 && a->interval_ms > 0)
+            sleep_ms(a->interval_ms);
+        t0 = now_ns();
+        rc = modbus_read_registers(ctx, (int)a->addr, (int)a->count, regs);
+        dt = (now_ns() - t0) / 1000u;
+        if (rc != (int)a->count) {
+            int saved = rc < 0 ? errno : EMBBADDATA;
+
+            free(rtt);
+            return action_failed(o, ctx, a, saved);
+        }
+        rtt[i] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
+    }
+    qsort(rtt, n, sizeof *rtt, compare_u32);
+    printf("rtt_us min=%lu median=%lu p99=%lu max=%lu\n", (unsigned long)rtt[0],
+           (unsigned long)percentile(rtt, n, 50), (unsigned long)percentile(rtt, n, 99),
+           (unsigned long)rtt[n - 1]);
+    free(rtt);
+    return EX_OK;
+}
+
+static int run_action(const struct options *o, modbus_t *ctx, const struct action *a)
+{
+    uint16_t regs[MAX_READ_REGISTERS];
+    uint8_t bits[MAX_READ_BITS];
+    int addr = (int)a->addr, count = (int)a->count, rc;
+    unsigned i;
+
+    switch (a->kind) {
+    case ACT_WRITE_REGISTERS:
+        rc = modbus_write_registers(ctx, addr, count, a->values.regs);
+        break;
+    case ACT_WRITE_COILS:
+        rc = modbus_write_bits(ctx, addr, count, a->values.bits);
+        break;
+    case ACT_READ_REGISTERS:
+        rc = modbus_read_registers(ctx, addr, count, regs);
+        break;
+    case ACT_READ_INPUT:
+        rc = modbus_read_input_registers(ctx, addr, count, regs);
+        break;
+    case ACT_READ_COILS:
+        rc = modbus_read_bits(ctx, addr, count, bits);
+        break;
+    case ACT_POLL:
+    default:
+        return run_poll(o, ctx, a);
+    }
+    /* libmodbus returns the number of items, or -1 with errno set. */
+    if (rc != count)
+        return action_failed(o, ctx, a, rc < 0 ? errno : EMBBADDATA);
+
+    if (a->kind == ACT_READ_REGISTERS || a->kind == ACT_READ_INPUT) {
+        print_regs(a->addr, regs, a->count);
+    } else if (a->kind == ACT_READ_COILS) {
+        printf("%u:", a->addr);
+        for (i = 0; i < a->count; i++)
+            printf(" %u", bits[i] ? 1u : 0u);
+        putchar('\n');
+    }
+    return EX_OK;
+}
+
+static int run(const struct options *o, const mbsc_config *cfg)
+{
+    char why[EX_WHY_SIZE];
+    const mbsc_cipher *cipher;
+    modbus_t *ctx;
+    size_t i;
+    int err = MBSC_OK, rc = EX_OK;
+
+    why[0] = '\0';
+    ctx = mbsc_modbus_connect(o->connect, cfg, (int)o->timeout_ms, &err, why, sizeof why);
+    if (ctx == NULL) {
+        report_connect_failure(o, err, why);
+        return EX_FAILURE;
+    }
+    cipher = mbsc_modbus_cipher(ctx);
+    ex_msg("connected to %s, cipher %s", o->connect,
+           cipher != NULL ? mbsc_cipher_name(cipher) : "?");
+
+    if (modbus_set_slave(ctx, (int)o->unit) != 0) {
+        ex_msg("--unit %lu: %s", o->unit, modbus_strerror(errno));
+        rc = EX_FAILURE;
+        goto out;
+    }
+    /* The same bound for every reply as for the handshake. */
+    if (modbus_set_response_timeout(ctx, (uint32_t)(o->timeout_ms / 1000),
+                                    (uint32_t)(o->timeout_ms % 1000) * 1000u) != 0) {
+        ex_msg("--timeout %lu: %s", o->timeout_ms, modbus_strerror(errno));
+        rc = EX_FAILURE;
+        goto out;
+    }
+    for (i = 0; i < o->n_actions && rc == EX_OK; i++)
+        rc = run_action(o, ctx, &o->actions[i]);
+out:
+    mbsc_modbus_close(ctx);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    mbsc_config *cfg;
+    int rc;
+
+    ex_set_prog(PROG);
+    rc = parse_args(argc, argv, &o);
+    if (rc >= 0) {
+        free(o.actions);
+        return rc;
+    }
+    ex_ignore_sigpipe();
+    if (sodium_init() < 0) {
+        ex_msg("cannot initialise libsodium");
+        free(o.actions);
+        return EX_FAILURE;
+    }
+    cfg = make_config(&o);
+    rc = cfg != NULL ? run(&o, cfg) : EX_FAILURE;
+    mbsc_config_free(cfg);
+    free(o.actions);
+    /* Results are only results if they reached their reader. */
+    if (fflush(stdout) == EOF || ferror(stdout)) {
+        if (rc == EX_OK)
+            ex_msg("cannot write to standard output: %s", strerror(errno));
+        rc = EX_FAILURE;
+    }
+    return rc;
+}

@@ -1,0 +1,350 @@
+/*
+ * secure_slave - a Modbus/TCP slave (server) reachable only through mbsc.
+ *
+ *   secure_slave --listen HOST:PORT --key FILE --authorized FILE
+ *                [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]
+ *
+ * It serves one libmodbus mapping (SLAVE_ITEMS coils, discrete inputs,
+ * holding registers and input registers, all zero at start) to any number
+ * of masters at once, from one poll loop (mbsc_modbus_server_run).  Only
+ * masters whose public key is in the --authorized allow-list get through
+ * the handshake; only authenticated requests reach libmodbus.
+ *
+ * Input register 0 counts the requests served (it wraps at 65536), so a
+ * master can see the slave at work without any other application logic.
+ *
+ * Output, for scripts and logs:
+ *   stdout  exactly one line, "listening on HOST:PORT" with the real port
+ *           (useful with port 0), flushed as soon as the socket listens;
+ *   stderr  one line per connection event and errors, "secure_slave: ...".
+ *
+ * Exit status: 0 after SIGINT or SIGTERM, 1 on a runtime failure (keys,
+ * allow-list, address), 2 on a bad command line.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include <mbsc.h>
+#include <mbsc/modbus.h>
+
+#include "common.h"
+
+#define PROG "secure_slave"
+
+/* Addresses 0..SLAVE_ITEMS-1 exist in each of the four tables. */
+#define SLAVE_ITEMS 1000
+
+/* Longest accepted handshake timeout: one hour is already absurd. */
+#define MAX_HANDSHAKE_TIMEOUT_MS 3600000ul
+
+struct options {
+    const char *listen;
+    const char *key;
+    const char *authorized;
+    const char *psk;
+    const char *ciphers;
+    unsigned long handshake_timeout_ms; /* 0: the library's default */
+};
+
+/*
+ * The server, for the signal handler.  mbsc_modbus_server_stop() is
+ * async-signal-safe; the pointer is set before the handlers are installed
+ * and cleared only after they are removed.
+ */
+static mbsc_modbus_server *volatile running_server;
+
+static void usage(FILE *out)
+{
+    fputs("usage: " PROG " --listen HOST:PORT --key FILE --authorized FILE\n"
+          "                    [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]\n"
+          "       " PROG " --help\n"
+          "\n"
+          "Serves Modbus/TCP through the mbsc secure channel: 1000 coils, discrete\n"
+          "inputs, holding and input registers, all zero at start; input register 0\n"
+          "counts the requests served.\n"
+          "\n"
+          "  --listen HOST:PORT     address to listen on ([V6ADDR]:PORT for IPv6);\n"
+          "                         port 0 picks a free port\n"
+          "  --key FILE             this slave's private key (mbsc-keygen; mode 0600)\n"
+          "  --authorized FILE      allow-list: one '<public key> <name> [role]' per line\n"
+          "  --psk FILE             pre-shared key, if the masters use one\n"
+          "  --ciphers LIST         ciphers allowed, comma-separated (default: all)\n"
+          "  --handshake-timeout MS time a master has to finish the handshake\n"
+          "                         (default 10000)\n"
+          "\n"
+          "The first line on stdout is 'listening on HOST:PORT' with the real port.\n"
+          "Connection events are logged on stderr.  SIGINT or SIGTERM stops the\n"
+          "slave (exit status 0).\n",
+          out);
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    int i;
+
+    memset(o, 0, sizeof *o);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *val;
+        const char **slot = NULL;
+        const char *eq;
+        size_t name_len;
+
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return fflush(stdout) == EOF ? EX_FAILURE : EX_OK;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            return ex_usage_error("unexpected argument '%.200s'", a);
+        /* --name VALUE or --name=VALUE */
+        eq = strchr(a, '=');
+        name_len = eq != NULL ? (size_t)(eq - a) : strlen(a);
+#define IS(opt) (name_len == sizeof(opt) - 1 && strncmp(a, opt, name_len) == 0)
+        if (IS("--listen"))
+            slot = &o->listen;
+        else if (IS("--key"))
+            slot = &o->key;
+        else if (IS("--authorized"))
+            slot = &o->authorized;
+        else if (IS("--psk"))
+            slot = &o->psk;
+        else if (IS("--ciphers"))
+            slot = &o->ciphers;
+        else if (!IS("--handshake-timeout"))
+            return ex_usage_error("unknown option '%.200s' (see --help)", a);
+#undef IS
+        if (eq != NULL) {
+            val = eq + 1;
+        } else {
+            if (i + 1 >= argc)
+                return ex_usage_error("option '%.200s' needs a value", a);
+            val = argv[++i];
+        }
+        if (*val == '\0')
+            return ex_usage_error("option '%.200s' needs a non-empty value", a);
+        if (slot == NULL) { /* --handshake-timeout */
+            if (o->handshake_timeout_ms != 0)
+                return ex_usage_error("--handshake-timeout given twice");
+            if (ex_parse_ulong(val, 1, MAX_HANDSHAKE_TIMEOUT_MS, &o->handshake_timeout_ms) != 0)
+                return ex_usage_error("--handshake-timeout '%.200s': expected 1..3600000 (ms)",
+                                      val);
+            continue;
+        }
+        if (*slot != NULL)
+            return ex_usage_error("option '%.200s' given twice", a);
+        *slot = val;
+    }
+    if (o->listen == NULL)
+        return ex_usage_error("missing --listen HOST:PORT");
+    if (ex_check_hostport(o->listen, 1) != 0)
+        return ex_usage_error("--listen '%.200s': expected HOST:PORT or [V6ADDR]:PORT, port "
+                              "0..65535",
+                              o->listen);
+    if (o->key == NULL)
+        return ex_usage_error("missing --key FILE");
+    if (o->authorized == NULL)
+        return ex_usage_error("missing --authorized FILE");
+    if (o->ciphers != NULL) {
+        char why[256];
+
+        if (ex_check_cipher_list(o->ciphers, why, sizeof why) != 0)
+            return ex_usage_error("--ciphers: %s", why);
+    }
+    return -1;
+}
+
+/* ---- Connection events ---------------------------------------------------- */
+
+static const char *close_reason(const struct mbsc_modbus_event *ev)
+{
+    if (ev->detail != NULL && ev->detail[0] != '\0')
+        return ev->detail;
+    if (ev->error == MBSC_OK)
+        return "peer closed";
+    return mbsc_strerror(ev->error);
+}
+
+/* Called from inside mbsc_modbus_server_run(), in this thread. */
+static void on_event(void *user, const struct mbsc_modbus_event *ev)
+{
+    modbus_mapping_t *map = user;
+    const char *addr = ev->peer_address != NULL ? ev->peer_address : "?";
+
+    switch (ev->type) {
+    case MBSC_MODBUS_EVENT_CONNECTED:
+        ex_msg("%s connected as %s (%s)", addr, ev->peer_name != NULL ? ev->peer_name : "?",
+               ev->cipher != NULL ? mbsc_cipher_name(ev->cipher) : "?");
+        break;
+    case MBSC_MODBUS_EVENT_REQUEST:
+        /* Before modbus_reply(): a read of input register 0 sees itself. */
+        map->tab_input_registers[0] = (uint16_t)(map->tab_input_registers[0] + 1u);
+        break;
+    case MBSC_MODBUS_EVENT_CLOSED:
+        if (ev->peer_name != NULL)
+            ex_msg("%s (%s) closed: %s", addr, ev->peer_name, close_reason(ev));
+        else
+            ex_msg("%s closed during the handshake: %s", addr, close_reason(ev));
+        break;
+    default:
+        break; /* events added later are not ours to log */
+    }
+}
+
+/* ---- Signals -------------------------------------------------------------- */
+
+static void on_stop_signal(int sig)
+{
+    mbsc_modbus_server *srv = running_server;
+    int saved = errno;
+
+    (void)sig;
+    if (srv != NULL)
+        mbsc_modbus_server_stop(srv);
+    errno = saved;
+}
+
+static int set_stop_handlers(void (*fn)(int))
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART: poll() in the loop returns EINTR at once. */
+    sa.sa_flags = 0;
+    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- Main ----------------------------------------------------------------- */
+
+static int load_allowlist(const struct options *o, mbsc_allowlist **al)
+{
+    char why[EX_WHY_SIZE];
+
+    if (mbsc_allowlist_load(al, o->authorized, why, sizeof why) != MBSC_OK) {
+        ex_msg("%s", why);
+        return -1;
+    }
+    if (mbsc_allowlist_count(*al) == 0)
+        ex_msg("warning: %s lists no master: every connection will be refused", o->authorized);
+    return 0;
+}
+
+static mbsc_config *make_config(const struct options *o, const mbsc_allowlist *al)
+{
+    char why[EX_WHY_SIZE];
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_SLAVE);
+
+    if (cfg == NULL) {
+        ex_msg("out of memory");
+        return NULL;
+    }
+    if (ex_config_load_secrets(cfg, o->key, o->psk, why, sizeof why) != 0) {
+        ex_msg("%s", why);
+        goto fail;
+    }
+    if (mbsc_config_set_allowlist(cfg, al) != MBSC_OK) {
+        ex_msg("cannot use the allow-list %s", o->authorized);
+        goto fail;
+    }
+    if (o->ciphers != NULL && mbsc_config_set_ciphers(cfg, o->ciphers) != MBSC_OK) {
+        ex_msg("--ciphers '%s': %s", o->ciphers, "rejected by the library");
+        goto fail;
+    }
+    if (o->handshake_timeout_ms != 0 &&
+        mbsc_config_set_handshake_timeout(cfg, (unsigned)o->handshake_timeout_ms) != MBSC_OK) {
+        ex_msg("--handshake-timeout %lu: rejected by the library", o->handshake_timeout_ms);
+        goto fail;
+    }
+    return cfg;
+fail:
+    mbsc_config_free(cfg);
+    return NULL;
+}
+
+/* Serve until a stop signal; returns the exit status. */
+static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *map)
+{
+    char why[EX_WHY_SIZE], addr[MBSC_ADDRSTRLEN];
+    mbsc_modbus_server *srv = NULL;
+    int rc;
+
+    if (mbsc_modbus_server_new(&srv, o->listen, cfg, map, why, sizeof why) != MBSC_OK) {
+        ex_msg("%s", why[0] != '\0' ? why : "cannot start the server");
+        return EX_FAILURE;
+    }
+    mbsc_modbus_server_set_event_fn(srv, on_event, map);
+    running_server = srv;
+    /* Handlers before the "listening" line: a script that signals us as soon
+     * as it has read the line must get a clean exit, not a default death. */
+    if (set_stop_handlers(on_stop_signal) != 0) {
+        ex_msg("sigaction: %s", strerror(errno));
+        rc = EX_FAILURE;
+        goto out;
+    }
+    if (mbsc_modbus_server_address(srv, addr, sizeof addr) < 0) {
+        ex_msg("cannot read the listening address");
+        rc = EX_FAILURE;
+        goto out;
+    }
+    /* Scripts wait for this line instead of sleeping: flush it at once. */
+    if (printf("listening on %s\n", addr) < 0 || fflush(stdout) == EOF)
+        ex_msg("warning: cannot write to standard output: %s", strerror(errno));
+
+    rc = mbsc_modbus_server_run(srv);
+    if (rc != MBSC_OK) {
+        ex_msg("server stopped: %s", mbsc_strerror(rc));
+        rc = EX_FAILURE;
+    } else {
+        rc = EX_OK;
+    }
+out:
+    (void)set_stop_handlers(SIG_DFL);
+    running_server = NULL;
+    mbsc_modbus_server_free(srv);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    mbsc_allowlist *al = NULL;
+    mbsc_config *cfg = NULL;
+    modbus_mapping_t *map = NULL;
+    int rc;
+
+    ex_set_prog(PROG);
+    rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    ex_ignore_sigpipe();
+    if (sodium_init() < 0) {
+        ex_msg("cannot initialise libsodium");
+        return EX_FAILURE;
+    }
+    if (load_allowlist(&o, &al) != 0)
+        return EX_FAILURE;
+    rc = EX_FAILURE;
+    cfg = make_config(&o, al);
+    if (cfg == NULL)
+        goto out;
+    /* modbus_mapping_new zero-fills every table. */
+    map = modbus_mapping_new(SLAVE_ITEMS, SLAVE_ITEMS, SLAVE_ITEMS, SLAVE_ITEMS);
+    if (map == NULL) {
+        ex_msg("modbus_mapping_new: %s", modbus_strerror(errno));
+        goto out;
+    }
+    rc = serve(&o, cfg, map);
+out:
+    modbus_mapping_free(map);
+    mbsc_config_free(cfg); /* before the allow-list it borrows */
+    mbsc_allowlist_free(al);
+    return rc;
+}
