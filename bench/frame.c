@@ -1,0 +1,193 @@
+/*
+ * frame.c - per-frame latency of mbsc_record_seal and mbsc_record_open.
+ *
+ * What one Modbus request costs in crypto on each side: the one-time
+ * Poly1305 key (32 keystream bytes), the XOR, the tag, and for open the
+ * constant-time tag check before the decryption.  Two record directions
+ * share a key, as the master's sending side and the slave's receiving side
+ * do.  Every iteration seals a fresh frame on the sender and opens that very
+ * frame on the receiver, so open always verifies a real tag; the two calls
+ * are timed separately, one call per sample, and the clock's read overhead
+ * is subtracted (on a Raspberry Pi 4 the clock ticks every 18.5 ns, which
+ * limits the resolution of these figures there).
+ *
+ * Payloads: a 12-byte read request ADU (read 10 holding registers) and a
+ * 260-byte ADU, the largest Modbus/TCP allows.  The directions are reset
+ * at the start of every round (outside the timing), so no sample includes
+ * the rekey every 65536 frames (a BLAKE2b and a cipher setup, see
+ * setup_ns).
+ *
+ * When libsodium is a baseline, its ChaCha20-Poly1305 AEAD is measured the
+ * same way: encrypt with a nonce incremented per frame, decrypt (verify)
+ * that ciphertext.
+ */
+#include <sodium.h>
+#include <string.h>
+
+#include "record/record.h"
+
+#include "bench.h"
+#include "clock.h"
+#include "stats.h"
+
+const size_t bench_frame_sizes[BENCH_N_FRAME_SIZES] = {12, 260};
+
+/* MBAP header (transaction 1, protocol 0, length 6, unit 1) and PDU
+ * "read holding registers": function 3, address 0, quantity 10. */
+static const uint8_t read_request[12] = {0x00, 0x01, 0x00, 0x00, 0x00, 0x06,
+                                         0x01, 0x03, 0x00, 0x00, 0x00, 0x0a};
+
+struct lat {
+    struct bench_samples seal, open;
+};
+
+struct frame_subject {
+    const char *name;
+    const mbsc_cipher *cipher; /* NULL: libsodium's AEAD */
+    struct mbsc_record_dir tx, rx;
+    uint8_t nonce[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
+    struct lat lat[BENCH_N_FRAME_SIZES];
+};
+
+static double net(uint64_t dt, double overhead)
+{
+    double v = (double)dt - overhead;
+
+    return v > 0 ? v : 0;
+}
+
+/* One frame through an mbsc record pair. */
+static void mbsc_frame(struct frame_subject *s, const uint8_t *payload, size_t n, uint8_t *frame,
+                       size_t cap, uint8_t *out, struct lat *lat, double overhead, int keep)
+{
+    uint64_t t0, t1, t2, t3;
+    long sealed, opened;
+
+    t0 = bench_now_ns();
+    sealed = mbsc_record_seal(&s->tx, frame, cap, payload, n);
+    t1 = bench_now_ns();
+    if (sealed != (long)(n + MBSC_FRAME_OVERHEAD))
+        bench_fail("%s: mbsc_record_seal returned %ld", s->name, sealed);
+    t2 = bench_now_ns();
+    opened = mbsc_record_open(&s->rx, out, frame + MBSC_FRAME_HEADER_BYTES,
+                              (size_t)sealed - MBSC_FRAME_HEADER_BYTES);
+    t3 = bench_now_ns();
+    if (opened != (long)n || memcmp(out, payload, n) != 0)
+        bench_fail("%s: mbsc_record_open returned %ld: the frame did not verify", s->name, opened);
+    if (keep) {
+        bench_samples_add(&lat->seal, net(t1 - t0, overhead));
+        bench_samples_add(&lat->open, net(t3 - t2, overhead));
+    }
+}
+
+/* One message through libsodium's AEAD. */
+static void aead_frame(struct frame_subject *s, const uint8_t *key, const uint8_t *payload,
+                       size_t n, uint8_t *frame, uint8_t *out, struct lat *lat, double overhead,
+                       int keep)
+{
+    unsigned long long clen = 0, mlen = 0;
+    uint64_t t0, t1, t2, t3;
+    int rc;
+
+    t0 = bench_now_ns();
+    sodium_increment(s->nonce, sizeof s->nonce);
+    rc = crypto_aead_chacha20poly1305_ietf_encrypt(frame, &clen, payload, n, NULL, 0, NULL,
+                                                   s->nonce, key);
+    t1 = bench_now_ns();
+    if (rc != 0)
+        bench_fail("%s: encryption failed", s->name);
+    t2 = bench_now_ns();
+    rc = crypto_aead_chacha20poly1305_ietf_decrypt(out, &mlen, NULL, frame, clen, NULL, 0,
+                                                   s->nonce, key);
+    t3 = bench_now_ns();
+    if (rc != 0 || mlen != n)
+        bench_fail("%s: decryption failed", s->name);
+    if (keep) {
+        bench_samples_add(&lat->seal, net(t1 - t0, overhead));
+        bench_samples_add(&lat->open, net(t3 - t2, overhead));
+    }
+}
+
+static void reset(struct frame_subject *s, const uint8_t k[MBSC_DIRECTION_KEY_BYTES])
+{
+    if (s->cipher == NULL)
+        return;
+    if (mbsc_record_init(&s->tx, s->cipher, k) != MBSC_OK ||
+        mbsc_record_init(&s->rx, s->cipher, k) != MBSC_OK)
+        bench_fail("%s: mbsc_record_init failed", s->name);
+}
+
+static void add_results(struct bench_ctx *ctx, struct frame_subject *s)
+{
+    for (size_t z = 0; z < BENCH_N_FRAME_SIZES; z++) {
+        struct lat *lat = &s->lat[z];
+        size_t size = bench_frame_sizes[z];
+
+        bench_results_add(&ctx->results, s->name, "seal_ns_p50", size, bench_median(&lat->seal),
+                          "ns");
+        bench_results_add(&ctx->results, s->name, "seal_ns_p99", size,
+                          bench_percentile(&lat->seal, 99), "ns");
+        bench_results_add(&ctx->results, s->name, "open_ns_p50", size, bench_median(&lat->open),
+                          "ns");
+        bench_results_add(&ctx->results, s->name, "open_ns_p99", size,
+                          bench_percentile(&lat->open, 99), "ns");
+        bench_samples_free(&lat->seal);
+        bench_samples_free(&lat->open);
+    }
+}
+
+void bench_frame(struct bench_ctx *ctx)
+{
+    enum { MAX_SUBJECTS = MBSC_CIPHER_COUNT + 1 };
+    static struct frame_subject subjects[MAX_SUBJECTS];
+    uint8_t k[MBSC_DIRECTION_KEY_BYTES], aead_key[crypto_aead_chacha20poly1305_ietf_KEYBYTES];
+    uint8_t payload[MBSC_MAX_PAYLOAD], frame[MBSC_MAX_FRAME_BODY + MBSC_FRAME_HEADER_BYTES];
+    uint8_t out[MBSC_MAX_PAYLOAD];
+    size_t n = 0, per_cell = (size_t)ctx->plan.frame_rounds * ctx->plan.frame_per_round;
+    double overhead = ctx->timer_overhead_ns;
+
+    memset(subjects, 0, sizeof subjects);
+    for (size_t i = 0; i < ctx->n_ciphers; i++) {
+        subjects[n].name = mbsc_cipher_name(ctx->ciphers[i]);
+        subjects[n++].cipher = ctx->ciphers[i];
+    }
+    if (ctx->baselines)
+        subjects[n++].name = BENCH_SODIUM_AEAD;
+    for (size_t j = 0; j < n; j++)
+        for (size_t z = 0; z < BENCH_N_FRAME_SIZES; z++) {
+            bench_samples_init(&subjects[j].lat[z].seal, per_cell);
+            bench_samples_init(&subjects[j].lat[z].open, per_cell);
+        }
+    randombytes_buf(k, sizeof k);
+    randombytes_buf(aead_key, sizeof aead_key);
+    randombytes_buf(payload, sizeof payload);
+    memcpy(payload, read_request, sizeof read_request);
+
+    for (unsigned rnd = 0; rnd <= ctx->plan.frame_rounds; rnd++) {
+        for (size_t j = 0; j < n; j++)
+            reset(&subjects[j], k);
+        for (size_t z = 0; z < BENCH_N_FRAME_SIZES; z++) {
+            for (size_t q = 0; q < n; q++) {
+                struct frame_subject *s = &subjects[(q + rnd) % n];
+                for (unsigned it = 0; it < ctx->plan.frame_per_round; it++) {
+                    /* Round 0 warms up; so does the first frame of each
+                     * run, which follows another subject's code. */
+                    int keep = rnd > 0 && it > 0;
+                    if (s->cipher != NULL)
+                        mbsc_frame(s, payload, bench_frame_sizes[z], frame, sizeof frame, out,
+                                   &s->lat[z], overhead, keep);
+                    else
+                        aead_frame(s, aead_key, payload, bench_frame_sizes[z], frame, out,
+                                   &s->lat[z], overhead, keep);
+                }
+            }
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        add_results(ctx, &subjects[j]);
+        mbsc_record_wipe(&subjects[j].tx);
+        mbsc_record_wipe(&subjects[j].rx);
+    }
+    sodium_memzero(k, sizeof k);
+    sodium_memzero(aead_key, sizeof aead_key);
+}
