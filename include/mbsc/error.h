@@ -60,7 +60,7 @@ enum mbsc_error {
 
     /* Keys on disk */
     MBSC_ERR_KEY_FILE_UNREADABLE = -40,  /* key file missing or unreadable */
-    MBSC_ERR_KEY_FILE_PERMISSIONS = -41, /* private key readable by group/others */
+    MBSC_ERR_KEY_FILE_PERMISSIONS = -41, /* secret readable, or key list writable, by others */
     MBSC_ERR_KEY_FILE_FORMAT = -42,      /* not one line of canonical base64 of 32 bytes */
     MBSC_ERR_KEY_FILE_WRITE = -43,       /* cannot write the key file */
     MBSC_ERR_ALLOWLIST_SYNTAX = -44,     /* malformed allow-list line */
