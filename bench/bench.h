@@ -30,6 +30,9 @@
 #define BENCH_N_STREAM_SIZES 6u
 extern const size_t bench_stream_sizes[BENCH_N_STREAM_SIZES];
 
+/* Most rows of the throughput group: every cipher, then the two baselines. */
+#define BENCH_MAX_STREAM_ROWS (MBSC_CIPHER_COUNT + 2)
+
 /* The two frames of the latency group: a read request and the largest ADU. */
 #define BENCH_N_FRAME_SIZES 2u
 extern const size_t bench_frame_sizes[BENCH_N_FRAME_SIZES];
@@ -62,7 +65,7 @@ struct bench_ctx {
     struct bench_cycles cycles;
     double timer_overhead_ns;    /* subtracted from single-operation samples */
     char pin_desc[160];          /* how the measuring thread is pinned */
-    char rtt_note[200];          /* why RTT rows are missing, or how they ran */
+    char rtt_note[640];          /* why RTT rows are missing (a why line), or how they ran */
     struct bench_results results;
 };
 
@@ -71,6 +74,14 @@ void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noret
 
 /* Allocate or exit 1: the bench has nothing useful to do without memory. */
 void *bench_xmalloc(size_t n);
+
+/*
+ * Result names of the throughput rows (stream.c), in the order it measures
+ * them and the writers show them: the selected ciphers, then the libsodium
+ * baselines when they are measured.  names has room for
+ * BENCH_MAX_STREAM_ROWS; returns the count.
+ */
+size_t bench_stream_rows(const struct bench_ctx *ctx, const char **names);
 
 /* The measurement groups, in the order main.c runs them. */
 void bench_footprint(struct bench_ctx *ctx);

@@ -73,6 +73,37 @@ static int dt_model(char *out, size_t len)
     return out[0] != '\0';
 }
 
+/* Append text to out (capacity len, NUL-terminated), cutting it if needed. */
+static void append(char *out, size_t len, const char *text)
+{
+    size_t used = strlen(out), n = strlen(text);
+
+    if (used + 1 >= len)
+        return;
+    if (n > len - 1 - used)
+        n = len - 1 - used; /* a label cut short is still a label */
+    memcpy(out + used, text, n);
+    out[used + n] = '\0';
+}
+
+/* out = "CPU (board)", "CPU", "board" or "unknown CPU". */
+static void label_with_board(char *out, size_t len, const char *cpu, const char *board)
+{
+    if (len == 0)
+        return;
+    out[0] = '\0';
+    if (cpu[0] == '\0') {
+        append(out, len, board[0] != '\0' ? board : "unknown CPU");
+        return;
+    }
+    append(out, len, cpu);
+    if (board[0] != '\0') {
+        append(out, len, " (");
+        append(out, len, board);
+        append(out, len, ")");
+    }
+}
+
 static void probe_cpu(char *out, size_t len)
 {
     char model[192] = "", part[32] = "", impl[32] = "", board[128] = "", hw[96] = "";
@@ -93,12 +124,7 @@ static void probe_cpu(char *out, size_t len)
         cpuinfo_field("Hardware", hw, sizeof hw))
         snprintf(board, sizeof board, "%s", hw);
 
-    if (core[0] != '\0')
-        snprintf(out, len, "%s%s%s%s", core, board[0] ? " (" : "", board, board[0] ? ")" : "");
-    else if (model[0] != '\0')
-        snprintf(out, len, "%s%s%s%s", model, board[0] ? " (" : "", board, board[0] ? ")" : "");
-    else
-        snprintf(out, len, "%s", board[0] ? board : "unknown CPU");
+    label_with_board(out, len, core[0] != '\0' ? core : model, board);
 }
 
 void bench_machine_probe(struct bench_machine *m)
