@@ -73,20 +73,6 @@ static const char *line_style(const char *name)
     return "lw 2";
 }
 
-/* Rows of the throughput panel: the selected ciphers, then the baselines. */
-static size_t stream_names(const struct bench_ctx *ctx, const char **names)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < ctx->n_ciphers; i++)
-        names[n++] = mbsc_cipher_name(ctx->ciphers[i]);
-    if (ctx->baselines) {
-        names[n++] = BENCH_SODIUM_STREAM;
-        names[n++] = BENCH_SODIUM_AEAD;
-    }
-    return n;
-}
-
 static void put_value(FILE *f, const struct bench_ctx *ctx, const char *name, const char *metric,
                       size_t size)
 {
@@ -100,8 +86,8 @@ static void put_value(FILE *f, const struct bench_ctx *ctx, const char *name, co
 
 static int write_data(const struct bench_ctx *ctx, const char *dir)
 {
-    const char *names[MBSC_CIPHER_COUNT + 2];
-    size_t n = stream_names(ctx, names), n_lat = ctx->n_ciphers + (ctx->baselines ? 1 : 0);
+    const char *names[BENCH_MAX_STREAM_ROWS];
+    size_t n = bench_stream_rows(ctx, names), n_lat = ctx->n_ciphers + (ctx->baselines ? 1 : 0);
     static const char *const ops[] = {"seal_ns_p50", "seal_ns_p99", "open_ns_p50", "open_ns_p99"};
     char path[512];
     FILE *f;
@@ -139,8 +125,8 @@ static int write_data(const struct bench_ctx *ctx, const char *dir)
 static int write_script(const struct bench_ctx *ctx, const struct bench_machine *m,
                         const char *dir, const char *png)
 {
-    const char *names[MBSC_CIPHER_COUNT + 2];
-    size_t n = stream_names(ctx, names);
+    const char *names[BENCH_MAX_STREAM_ROWS];
+    size_t n = bench_stream_rows(ctx, names);
     char path[512], title[320];
     FILE *f;
 

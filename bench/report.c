@@ -71,20 +71,6 @@ static void size_label(char *buf, size_t len, size_t size)
         snprintf(buf, len, "%zu B", size);
 }
 
-/* Names of the stream rows: the selected ciphers, then the baselines. */
-static size_t stream_rows(const struct bench_ctx *ctx, const char **names)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < ctx->n_ciphers; i++)
-        names[n++] = mbsc_cipher_name(ctx->ciphers[i]);
-    if (ctx->baselines) {
-        names[n++] = BENCH_SODIUM_STREAM;
-        names[n++] = BENCH_SODIUM_AEAD;
-    }
-    return n;
-}
-
 static void emit(const struct table *t, FILE *out, int markdown)
 {
     if (markdown)
@@ -96,8 +82,8 @@ static void emit(const struct table *t, FILE *out, int markdown)
 /* Table 1: laid out like the study's, at 1 MiB, with its Pi 4 figures. */
 static void table_paper(struct table *t, const struct bench_ctx *ctx)
 {
-    const char *names[MBSC_CIPHER_COUNT + 2];
-    size_t n = stream_rows(ctx, names), mib = 1048576;
+    const char *names[BENCH_MAX_STREAM_ROWS];
+    size_t n = bench_stream_rows(ctx, names), mib = 1048576;
 
     table_init(t, "The study's table on this machine: encrypting 1 MiB, beside its Raspberry Pi 4 "
                   "figures");
@@ -157,8 +143,8 @@ static void table_paper(struct table *t, const struct bench_ctx *ctx)
 static void table_sizes(struct table *t, const struct bench_ctx *ctx, const char *metric,
                         const char *title)
 {
-    const char *names[MBSC_CIPHER_COUNT + 2];
-    size_t n = stream_rows(ctx, names);
+    const char *names[BENCH_MAX_STREAM_ROWS];
+    size_t n = bench_stream_rows(ctx, names);
 
     table_init(t, title);
     table_col(t, "cipher");

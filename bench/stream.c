@@ -29,6 +29,19 @@
 
 const size_t bench_stream_sizes[BENCH_N_STREAM_SIZES] = {16, 64, 256, 1024, 8192, 1048576};
 
+size_t bench_stream_rows(const struct bench_ctx *ctx, const char **names)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < ctx->n_ciphers; i++)
+        names[n++] = mbsc_cipher_name(ctx->ciphers[i]);
+    if (ctx->baselines) {
+        names[n++] = BENCH_SODIUM_STREAM;
+        names[n++] = BENCH_SODIUM_AEAD;
+    }
+    return n;
+}
+
 enum subject_kind { KIND_MBSC, KIND_SODIUM_STREAM, KIND_SODIUM_AEAD };
 
 struct subject {
@@ -82,7 +95,7 @@ static void restart(struct subject *s, const uint8_t *key, const uint8_t *iv)
 
 void bench_stream(struct bench_ctx *ctx)
 {
-    enum { MAX_SUBJECTS = MBSC_CIPHER_COUNT + 2 };
+    enum { MAX_SUBJECTS = BENCH_MAX_STREAM_ROWS };
     struct subject subjects[MAX_SUBJECTS];
     struct bench_samples ns_per_byte[MAX_SUBJECTS][BENCH_N_STREAM_SIZES];
     struct bench_samples cyc_per_byte[MAX_SUBJECTS][BENCH_N_STREAM_SIZES];

@@ -47,6 +47,26 @@ int ex_usage_error(const char *fmt, ...)
     return EX_USAGE;
 }
 
+const char *ex_option_value(int argc, char **argv, int *i, const char *eq, const char *shown)
+{
+    const char *val;
+
+    if (eq != NULL) {
+        val = eq + 1;
+    } else {
+        if (*i + 1 >= argc) {
+            (void)ex_usage_error("option '%.200s' needs a value", shown);
+            return NULL;
+        }
+        val = argv[++*i];
+    }
+    if (*val == '\0') {
+        (void)ex_usage_error("option '%.200s' needs a non-empty value", shown);
+        return NULL;
+    }
+    return val;
+}
+
 static int hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
@@ -166,8 +186,9 @@ int ex_check_cipher_list(const char *list, char *why, size_t why_len)
     }
 }
 
-int ex_config_load_secrets(mbsc_config *cfg, const char *key_path, const char *psk_path, char *why,
-                           size_t why_len)
+/* Load our private key (and the PSK) into cfg: 0, or -1 with why set. */
+static int load_secrets(mbsc_config *cfg, const char *key_path, const char *psk_path, char *why,
+                        size_t why_len)
 {
     mbsc_keypair kp;
     uint8_t psk[MBSC_KEY_BYTES];
@@ -193,6 +214,23 @@ out:
     mbsc_keypair_wipe(&kp);
     sodium_memzero(psk, sizeof psk);
     return rc;
+}
+
+mbsc_config *ex_config_new(enum mbsc_role role, const char *key_path, const char *psk_path)
+{
+    char why[EX_WHY_SIZE];
+    mbsc_config *cfg = mbsc_config_new(role);
+
+    if (cfg == NULL) {
+        ex_msg("out of memory");
+        return NULL;
+    }
+    if (load_secrets(cfg, key_path, psk_path, why, sizeof why) != 0) {
+        ex_msg("%s", why);
+        mbsc_config_free(cfg);
+        return NULL;
+    }
+    return cfg;
 }
 
 void ex_ignore_sigpipe(void)

@@ -1,7 +1,8 @@
 /*
- * examples/common.h - what secure_master and secure_slave share: strict
- * number parsing, the cipher list check, loading key files into a config,
- * and one-line error messages prefixed with the program's name.
+ * examples/common.h - what secure_master and secure_slave share: option
+ * values, strict number parsing, the cipher list check, a config with our
+ * key files loaded, and one-line error messages prefixed with the
+ * program's name.
  *
  * Only the public API (<mbsc.h>) is used here, as any application would.
  */
@@ -34,6 +35,14 @@ void ex_msg(const char *fmt, ...) EX_PRINTF(1, 2);
 int ex_usage_error(const char *fmt, ...) EX_PRINTF(1, 2);
 
 /*
+ * The value of the long option argv[*i]: what follows the '=' that eq
+ * points at ("--name=VALUE"), or, when eq is NULL, the next argument,
+ * which *i then steps over ("--name VALUE").  NULL after a usage error
+ * that names the option as shown, if the value is missing or empty.
+ */
+const char *ex_option_value(int argc, char **argv, int *i, const char *eq, const char *shown);
+
+/*
  * Parse an unsigned number: decimal digits, or "0x"/"0X" and hex digits.
  * No sign, no spaces, no empty string, no octal surprise for "010" (it is
  * ten).  Returns 0 and sets *out if min <= value <= max, else -1.
@@ -60,12 +69,11 @@ int ex_check_hostport(const char *text, int allow_port0);
 void ex_known_ciphers(char *buf, size_t len);
 
 /*
- * Load our private key (and the PSK when psk_path is not NULL) into cfg.
- * Every temporary copy of a secret is wiped.  Returns 0, or -1 with why
- * set to the key API's message (it names the file).
+ * A new config for role with our private key (and the PSK when psk_path
+ * is not NULL) loaded; every temporary copy of a secret is wiped.  NULL
+ * after a message (the key API's, which names the file).
  */
-int ex_config_load_secrets(mbsc_config *cfg, const char *key_path, const char *psk_path, char *why,
-                           size_t why_len);
+mbsc_config *ex_config_new(enum mbsc_role role, const char *key_path, const char *psk_path);
 
 /* Size of the why buffers: the key API's messages plus a long path. */
 #define EX_WHY_SIZE (MBSC_WHY_SIZE + 4096u)

@@ -337,15 +337,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             return ex_usage_error("unknown option '%.200s' (see --help)", a);
         memcpy(name, a, len);
         name[len] = '\0';
-        if (eq != NULL) {
-            val = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                return ex_usage_error("option '%s' needs a value", name);
-            val = argv[++i];
-        }
-        if (*val == '\0')
-            return ex_usage_error("option '%s' needs a non-empty value", name);
+        val = ex_option_value(argc, argv, &i, eq, name);
+        if (val == NULL)
+            return EX_USAGE;
         rc = take_option(o, name, val);
         if (rc != 0)
             return rc;
@@ -381,16 +375,10 @@ static mbsc_config *make_config(const struct options *o)
 {
     char why[EX_WHY_SIZE];
     uint8_t peer[MBSC_KEY_BYTES];
-    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    mbsc_config *cfg = ex_config_new(MBSC_ROLE_MASTER, o->key, o->psk);
 
-    if (cfg == NULL) {
-        ex_msg("out of memory");
+    if (cfg == NULL)
         return NULL;
-    }
-    if (ex_config_load_secrets(cfg, o->key, o->psk, why, sizeof why) != 0) {
-        ex_msg("%s", why);
-        goto fail;
-    }
     if (mbsc_public_key_load(peer, o->peer, why, sizeof why) != MBSC_OK) {
         ex_msg("%s", why);
         goto fail;

@@ -118,15 +118,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         else if (!IS("--handshake-timeout"))
             return ex_usage_error("unknown option '%.200s' (see --help)", a);
 #undef IS
-        if (eq != NULL) {
-            val = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                return ex_usage_error("option '%.200s' needs a value", a);
-            val = argv[++i];
-        }
-        if (*val == '\0')
-            return ex_usage_error("option '%.200s' needs a non-empty value", a);
+        val = ex_option_value(argc, argv, &i, eq, a);
+        if (val == NULL)
+            return EX_USAGE;
         if (slot == NULL) { /* --handshake-timeout */
             if (o->handshake_timeout_ms != 0)
                 return ex_usage_error("--handshake-timeout given twice");
@@ -239,17 +233,10 @@ static int load_allowlist(const struct options *o, mbsc_allowlist **al)
 
 static mbsc_config *make_config(const struct options *o, const mbsc_allowlist *al)
 {
-    char why[EX_WHY_SIZE];
-    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_SLAVE);
+    mbsc_config *cfg = ex_config_new(MBSC_ROLE_SLAVE, o->key, o->psk);
 
-    if (cfg == NULL) {
-        ex_msg("out of memory");
+    if (cfg == NULL)
         return NULL;
-    }
-    if (ex_config_load_secrets(cfg, o->key, o->psk, why, sizeof why) != 0) {
-        ex_msg("%s", why);
-        goto fail;
-    }
     if (mbsc_config_set_allowlist(cfg, al) != MBSC_OK) {
         ex_msg("cannot use the allow-list %s", o->authorized);
         goto fail;

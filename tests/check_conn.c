@@ -9,10 +9,8 @@
  * handshake from the listen backlog, so they need no thread either.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -20,12 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "mbsc.h"
 #include "testutil.h"
 
@@ -39,61 +36,19 @@ static const char *const cipher_names[MBSC_CIPHER_COUNT] = {"chacha20", "trivium
 
 /* --- Keys and configs, fresh for every test ------------------------------ */
 
-static mbsc_keypair master_kp, slave_kp;
-static mbsc_allowlist *allow;
-static mbsc_config *mcfg, *scfg;
+static struct tu_peers peers;
 
 static void keys_setup(void)
 {
-    ck_assert_int_eq(mbsc_keypair_generate(&master_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_keypair_generate(&slave_kp), MBSC_OK);
-    allow = mbsc_allowlist_new();
-    ck_assert_ptr_nonnull(allow);
-    ck_assert_int_eq(mbsc_allowlist_add(allow, master_kp.public_key, "master-1", "operator"),
-                     MBSC_OK);
-    mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
-    scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
-    ck_assert_ptr_nonnull(mcfg);
-    ck_assert_ptr_nonnull(scfg);
-    ck_assert_int_eq(mbsc_config_set_keypair(mcfg, &master_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_peer_public_key(mcfg, slave_kp.public_key), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_keypair(scfg, &slave_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_allowlist(scfg, allow), MBSC_OK);
+    tu_peers_setup(&peers, "master-1", "operator", NULL);
 }
 
 static void keys_teardown(void)
 {
-    mbsc_config_free(mcfg);
-    mbsc_config_free(scfg);
-    mbsc_allowlist_free(allow);
-    mbsc_keypair_wipe(&master_kp);
-    mbsc_keypair_wipe(&slave_kp);
+    tu_peers_teardown(&peers);
 }
 
 /* --- Small helpers ------------------------------------------------------- */
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long count_dir(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    long n = 0;
-
-    ck_assert_ptr_nonnull(d);
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] != '.')
-            n++;
-    }
-    closedir(d);
-    return n - (strcmp(path, "/proc/self/fd") == 0); /* the DIR's own descriptor */
-}
 
 /* Listen on hostport (port 0); addr gets the real address.  NULL if it fails. */
 static mbsc_listener *try_listen(const char *hostport, char addr[MBSC_ADDRSTRLEN])
@@ -117,49 +72,9 @@ static mbsc_listener *listen_v4(char addr[MBSC_ADDRSTRLEN])
     return l;
 }
 
-/* A plain blocking TCP client (no mbsc); -1 on failure.  Safe in threads. */
-static int raw_connect(const char *addr)
-{
-    char host[128], port[8];
-    struct addrinfo hints, *ai;
-    int fd = -1;
-
-    if (mbsc_parse_hostport(addr, host, sizeof host, port, sizeof port) != MBSC_OK)
-        return -1;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-    if (getaddrinfo(host, port, &hints, &ai) != 0)
-        return -1;
-    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(ai);
-    return fd;
-}
-
 static void write_all(int fd, const void *buf, size_t len)
 {
     ck_assert_int_eq(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-/* Handshake message 1 of a fresh master session, as it goes on the wire. */
-static size_t make_message1(uint8_t *buf, size_t cap)
-{
-    int err = 0;
-    mbsc_session *s = mbsc_session_new(mcfg, &err);
-    const uint8_t *p;
-    size_t n;
-
-    ck_assert_ptr_nonnull(s);
-    p = mbsc_session_output(s, &n);
-    ck_assert_uint_gt(n, 2);
-    ck_assert_uint_le(n, cap);
-    memcpy(buf, p, n);
-    mbsc_session_free(s);
-    return n;
 }
 
 /* --- A master in a thread ------------------------------------------------ */
@@ -207,8 +122,8 @@ static void establish(mbsc_listener *l, const char *addr, mbsc_conn **m, mbsc_co
     char why[MBSC_WHY_SIZE];
     int rc;
 
-    connector_start(&j, addr, mcfg, LONG_MS);
-    rc = mbsc_accept(l, scfg, LONG_MS, s, why, sizeof why);
+    connector_start(&j, addr, peers.mcfg, LONG_MS);
+    rc = mbsc_accept(l, peers.scfg, LONG_MS, s, why, sizeof why);
     connector_join(&j);
     ck_assert_msg(rc == MBSC_OK, "accept: %s (%s)", mbsc_strerror(rc), why);
     ck_assert_msg(j.rc == MBSC_OK, "connect: %s (%s)", mbsc_strerror(j.rc), j.why);
@@ -343,7 +258,7 @@ START_TEST(test_accept_fd)
     ck_assert_int_eq(fd, -1);
     ck_assert_ptr_nonnull(strstr(why, addr));
 
-    raw = raw_connect(addr);
+    raw = tu_raw_connect(addr);
     ck_assert_int_ge(raw, 0);
     ck_assert_int_eq(mbsc_listener_accept_fd(l, LONG_MS, &fd, peer, why, sizeof why), MBSC_OK);
     ck_assert_int_ge(fd, 0);
@@ -369,11 +284,12 @@ START_TEST(test_bad_arguments)
     mbsc_conn *c = NULL;
     size_t n;
 
-    ck_assert_int_eq(mbsc_connect(addr, scfg, SHORT_MS, &c, why, sizeof why), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_connect(addr, peers.scfg, SHORT_MS, &c, why, sizeof why),
+                     MBSC_ERR_INVALID_ARG);
     ck_assert_int_eq(mbsc_connect(addr, NULL, SHORT_MS, &c, why, sizeof why), MBSC_ERR_INVALID_ARG);
-    ck_assert_int_eq(mbsc_accept(l, mcfg, 0, &c, why, sizeof why), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_accept(l, peers.mcfg, 0, &c, why, sizeof why), MBSC_ERR_INVALID_ARG);
     ck_assert_ptr_null(c);
-    ck_assert_int_eq(mbsc_connect("nonsense", mcfg, SHORT_MS, &c, why, sizeof why),
+    ck_assert_int_eq(mbsc_connect("nonsense", peers.mcfg, SHORT_MS, &c, why, sizeof why),
                      MBSC_ERR_ADDRESS);
     ck_assert_int_eq(mbsc_conn_send(NULL, NULL, 0, 0), MBSC_ERR_INVALID_ARG);
     ck_assert_int_eq(mbsc_conn_recv(NULL, NULL, 0, &n, 0), MBSC_ERR_INVALID_ARG);
@@ -393,8 +309,8 @@ static void round_trip(mbsc_listener *l, const char *addr, const char *cipher)
     size_t n;
     unsigned i;
 
-    ck_assert_int_eq(mbsc_config_set_ciphers(mcfg, cipher), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_ciphers(scfg, cipher), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_ciphers(peers.mcfg, cipher), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_ciphers(peers.scfg, cipher), MBSC_OK);
     establish(l, addr, &m, &s);
     mc = mbsc_session_cipher(mbsc_conn_session(m));
     sc = mbsc_session_cipher(mbsc_conn_session(s));
@@ -476,7 +392,7 @@ static void expect_accept_error(mbsc_listener *l, int want, char *why, size_t wh
 {
     static char sentinel;
     mbsc_conn *c = (mbsc_conn *)(void *)&sentinel; /* must be reset to NULL */
-    int rc = mbsc_accept(l, scfg, LONG_MS, &c, why, why_len);
+    int rc = mbsc_accept(l, peers.scfg, LONG_MS, &c, why, why_len);
 
     ck_assert_ptr_null(c);
     ck_assert_msg(rc == want, "got %s, want %s (%s)", mbsc_strerror(rc), mbsc_strerror(want), why);
@@ -492,7 +408,7 @@ START_TEST(test_garbage_client)
     int raw, rc;
 
     /* "GE" read as a length is 18245: a framing error before anything is read. */
-    raw = raw_connect(addr);
+    raw = tu_raw_connect(addr);
     ck_assert_int_ge(raw, 0);
     write_all(raw, http, sizeof http - 1);
     expect_accept_error(l, MBSC_ERR_FRAME_LENGTH, why, sizeof why);
@@ -502,10 +418,10 @@ START_TEST(test_garbage_client)
     tu_fill_pattern(junk, sizeof junk, 42);
     junk[0] = 0;
     junk[1] = (uint8_t)(sizeof junk - 2);
-    raw = raw_connect(addr);
+    raw = tu_raw_connect(addr);
     ck_assert_int_ge(raw, 0);
     write_all(raw, junk, sizeof junk);
-    rc = mbsc_accept(l, scfg, LONG_MS, &(mbsc_conn *){NULL}, why, sizeof why);
+    rc = mbsc_accept(l, peers.scfg, LONG_MS, &(mbsc_conn *){NULL}, why, sizeof why);
     ck_assert_msg(rc <= MBSC_ERR_HANDSHAKE_MESSAGE && rc >= MBSC_ERR_WRONG_PEER_KEY, "%s (%s)",
                   mbsc_strerror(rc), why);
     close(raw);
@@ -520,15 +436,15 @@ START_TEST(test_oversized_length)
     static const uint8_t huge[] = {0xff, 0xff, 1, 2, 3, 4, 5, 6, 7, 8};
     char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
     mbsc_listener *l = listen_v4(addr);
-    int raw = raw_connect(addr);
+    int raw = tu_raw_connect(addr);
     long long t0;
 
     ck_assert_int_ge(raw, 0);
     write_all(raw, huge, sizeof huge);
-    t0 = now_ms();
+    t0 = tu_now_ms();
     expect_accept_error(l, MBSC_ERR_FRAME_LENGTH, why, sizeof why);
     /* Refused at once, not after the 10 s handshake timeout. */
-    ck_assert_int_lt(now_ms() - t0, 5000);
+    ck_assert_int_lt(tu_now_ms() - t0, 5000);
     close(raw);
     assert_listener_serves(l, addr);
     mbsc_listener_close(l);
@@ -540,20 +456,20 @@ START_TEST(test_half_handshake_times_out)
     char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
     mbsc_listener *l = listen_v4(addr);
     uint8_t msg1[512];
-    size_t n = make_message1(msg1, sizeof msg1);
+    size_t n = tu_message1(peers.mcfg, msg1, sizeof msg1);
     long long t0, dt;
-    int raw = raw_connect(addr);
+    int raw = tu_raw_connect(addr);
 
     ck_assert_int_ge(raw, 0);
     write_all(raw, msg1, n / 2);
-    ck_assert_int_eq(mbsc_config_set_handshake_timeout(scfg, SHORT_MS), MBSC_OK);
-    t0 = now_ms();
+    ck_assert_int_eq(mbsc_config_set_handshake_timeout(peers.scfg, SHORT_MS), MBSC_OK);
+    t0 = tu_now_ms();
     expect_accept_error(l, MBSC_ERR_HANDSHAKE_TIMEOUT, why, sizeof why);
-    dt = now_ms() - t0;
+    dt = tu_now_ms() - t0;
     ck_assert_int_ge(dt, SHORT_MS);
     ck_assert_int_lt(dt, SHORT_MS + 5000);
     close(raw);
-    ck_assert_int_eq(mbsc_config_set_handshake_timeout(scfg, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_handshake_timeout(peers.scfg, LONG_MS), MBSC_OK);
     assert_listener_serves(l, addr);
     mbsc_listener_close(l);
 }
@@ -564,10 +480,10 @@ START_TEST(test_disconnect_at_every_offset)
     char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
     mbsc_listener *l = listen_v4(addr);
     uint8_t msg1[512];
-    size_t n = make_message1(msg1, sizeof msg1), k;
+    size_t n = tu_message1(peers.mcfg, msg1, sizeof msg1), k;
 
     for (k = 0; k < n; k++) {
-        int raw = raw_connect(addr);
+        int raw = tu_raw_connect(addr);
 
         ck_assert_int_ge(raw, 0);
         if (k > 0)
@@ -594,7 +510,7 @@ static void *flood_main(void *arg)
     int i;
 
     for (i = 0; i < f->count; i++) {
-        int fd = raw_connect(f->addr);
+        int fd = tu_raw_connect(f->addr);
 
         if (fd < 0) {
             f->failures++;
@@ -632,8 +548,8 @@ START_TEST(test_unknown_master)
     struct connector j;
 
     ck_assert_int_eq(mbsc_keypair_generate(&stranger), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_keypair(mcfg, &stranger), MBSC_OK);
-    connector_start(&j, addr, mcfg, LONG_MS);
+    ck_assert_int_eq(mbsc_config_set_keypair(peers.mcfg, &stranger), MBSC_OK);
+    connector_start(&j, addr, peers.mcfg, LONG_MS);
     expect_accept_error(l, MBSC_ERR_UNKNOWN_PEER, why, sizeof why);
     connector_join(&j);
     ck_assert_int_eq(j.rc, MBSC_ERR_PEER_CLOSED);
@@ -655,14 +571,14 @@ START_TEST(test_wrong_psk)
     size_t n;
 
     memset(psk, 0x5a, sizeof psk);
-    ck_assert_int_eq(mbsc_config_set_psk(mcfg, psk), MBSC_OK);
-    connector_start(&j, addr, mcfg, LONG_MS);
+    ck_assert_int_eq(mbsc_config_set_psk(peers.mcfg, psk), MBSC_OK);
+    connector_start(&j, addr, peers.mcfg, LONG_MS);
     /*
      * The slave cannot tell (the PSK is mixed in after its last check): it
      * answers and is done.  The master cannot decrypt the answer, hangs up,
      * and the slave learns at its first read.
      */
-    ck_assert_int_eq(mbsc_accept(l, scfg, LONG_MS, &s, why, sizeof why), MBSC_OK);
+    ck_assert_int_eq(mbsc_accept(l, peers.scfg, LONG_MS, &s, why, sizeof why), MBSC_OK);
     connector_join(&j);
     ck_assert_int_eq(j.rc, MBSC_ERR_PSK_MISMATCH);
     ck_assert_ptr_null(j.conn);
@@ -691,7 +607,8 @@ START_TEST(test_connect_refused)
     ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof sin), 0);
     ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
     snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)ntohs(sin.sin_port));
-    ck_assert_int_eq(mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why), MBSC_ERR_CONNECT);
+    ck_assert_int_eq(mbsc_connect(addr, peers.mcfg, LONG_MS, &c, why, sizeof why),
+                     MBSC_ERR_CONNECT);
     ck_assert_ptr_null(c);
     ck_assert_msg(strstr(why, addr) != NULL && strstr(why, strerror(ECONNREFUSED)) != NULL,
                   "why: %s", why);
@@ -704,11 +621,11 @@ START_TEST(test_connect_handshake_timeout)
     char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
     mbsc_listener *l = listen_v4(addr); /* never accepts: the backlog takes the TCP handshake */
     mbsc_conn *c = NULL;
-    long long t0 = now_ms(), dt;
+    long long t0 = tu_now_ms(), dt;
 
-    ck_assert_int_eq(mbsc_connect(addr, mcfg, SHORT_MS, &c, why, sizeof why),
+    ck_assert_int_eq(mbsc_connect(addr, peers.mcfg, SHORT_MS, &c, why, sizeof why),
                      MBSC_ERR_HANDSHAKE_TIMEOUT);
-    dt = now_ms() - t0;
+    dt = tu_now_ms() - t0;
     ck_assert_ptr_null(c);
     ck_assert_int_ge(dt, SHORT_MS);
     ck_assert_int_lt(dt, SHORT_MS + 5000);
@@ -729,9 +646,9 @@ START_TEST(test_recv_timeout_keeps_connection)
     long long t0;
 
     establish(l, addr, &m, &s);
-    t0 = now_ms();
+    t0 = tu_now_ms();
     ck_assert_int_eq(mbsc_conn_recv(m, buf, sizeof buf, &n, 100), MBSC_ERR_TIMEOUT);
-    ck_assert_int_ge(now_ms() - t0, 100);
+    ck_assert_int_ge(tu_now_ms() - t0, 100);
     ck_assert_uint_eq(n, 0);
     ck_assert_int_eq(mbsc_conn_recv(s, buf, sizeof buf, &n, 0), MBSC_ERR_TIMEOUT);
     transfer(m, s, 10, 3);
@@ -855,7 +772,7 @@ static void *echo_server_main(void *arg)
     for (i = 0; i < e->count; i++) {
         mbsc_conn *c = NULL;
 
-        if (mbsc_accept(e->l, scfg, LONG_MS, &c, NULL, 0) != MBSC_OK ||
+        if (mbsc_accept(e->l, peers.scfg, LONG_MS, &c, NULL, 0) != MBSC_OK ||
             mbsc_conn_recv(c, buf, sizeof buf, &n, LONG_MS) != MBSC_OK ||
             mbsc_conn_send(c, buf, n, LONG_MS) != MBSC_OK ||
             mbsc_conn_recv(c, buf, sizeof buf, &n, LONG_MS) != MBSC_ERR_PEER_CLOSED)
@@ -870,7 +787,7 @@ START_TEST(test_no_leaks_over_cycles)
     char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
     /* The conn layer starts no threads, so only descriptors are counted
      * (under qemu-user /proc/self/task also lists the emulator's threads). */
-    long fds0 = count_dir("/proc/self/fd");
+    long fds0 = tu_count_dir("/proc/self/fd");
     mbsc_listener *l = listen_v4(addr);
     struct echo_server e = {.l = l, .count = 200};
     int i;
@@ -880,7 +797,7 @@ START_TEST(test_no_leaks_over_cycles)
         mbsc_conn *c = NULL;
         uint8_t buf[8];
         size_t n;
-        int rc = mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why);
+        int rc = mbsc_connect(addr, peers.mcfg, LONG_MS, &c, why, sizeof why);
 
         ck_assert_msg(rc == MBSC_OK, "cycle %d: %s (%s)", i, mbsc_strerror(rc), why);
         ck_assert_int_eq(mbsc_conn_send(c, (const uint8_t *)"ping", 4, LONG_MS), MBSC_OK);
@@ -891,31 +808,24 @@ START_TEST(test_no_leaks_over_cycles)
     ck_assert_int_eq(pthread_join(e.thread, NULL), 0);
     ck_assert_int_eq(e.failures, 0);
     mbsc_listener_close(l);
-    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+    ck_assert_int_eq(tu_count_dir("/proc/self/fd"), fds0);
 }
 END_TEST
 
 START_TEST(test_fd_setsize_guard)
 {
     char addr[MBSC_ADDRSTRLEN], why[MBSC_WHY_SIZE];
-    struct rlimit rl;
     mbsc_listener *l;
     mbsc_conn *c = NULL;
     int *fillers, nfill = 0, raw, fd, fd_out = 0;
     long fds0;
     char byte;
 
-    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)FD_SETSIZE + 64) {
-        printf("check_conn: descriptor limit %lu too low, skipping the FD_SETSIZE test\n",
-               (unsigned long)rl.rlim_max);
+    if (!tu_fds_past_setsize("check_conn"))
         return;
-    }
-    rl.rlim_cur = (rlim_t)FD_SETSIZE + 64;
-    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-    fds0 = count_dir("/proc/self/fd");
+    fds0 = tu_count_dir("/proc/self/fd");
     l = listen_v4(addr);
-    raw = raw_connect(addr);
+    raw = tu_raw_connect(addr);
     ck_assert_int_ge(raw, 0);
 
     /* Use up every descriptor below FD_SETSIZE. */
@@ -932,7 +842,8 @@ START_TEST(test_fd_setsize_guard)
     ck_assert_ptr_nonnull(strstr(why, "FD_SETSIZE"));
     /* The accepted descriptor was closed at once: the client sees the end of stream. */
     ck_assert_int_eq(recv(raw, &byte, 1, 0), 0);
-    ck_assert_int_eq(mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why), MBSC_ERR_FD_LIMIT);
+    ck_assert_int_eq(mbsc_connect(addr, peers.mcfg, LONG_MS, &c, why, sizeof why),
+                     MBSC_ERR_FD_LIMIT);
     ck_assert_ptr_null(c);
 
     while (nfill > 0)
@@ -941,7 +852,7 @@ START_TEST(test_fd_setsize_guard)
     close(raw);
     /* The refused connect left a client in the backlog: closing the listener drops it. */
     mbsc_listener_close(l);
-    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+    ck_assert_int_eq(tu_count_dir("/proc/self/fd"), fds0);
 }
 END_TEST
 

@@ -10,11 +10,10 @@
  * kills the stream, or a scripted slave on the connection API.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <modbus.h>
-#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,12 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "mbsc.h"
 #include "mbsc/modbus.h"
 #include "testutil.h"
@@ -42,28 +41,14 @@ static const char *const cipher_names[MBSC_CIPHER_COUNT] = {"chacha20", "trivium
 
 /* --- Keys, configs and the mapping, fresh for every test ------------------ */
 
-static mbsc_keypair master_kp, slave_kp;
-static mbsc_allowlist *allow;
-static mbsc_config *mcfg, *scfg;
+static struct tu_peers peers;
 static modbus_mapping_t *map;
 
 static void setup(void)
 {
     int i;
 
-    ck_assert_int_eq(mbsc_keypair_generate(&master_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_keypair_generate(&slave_kp), MBSC_OK);
-    allow = mbsc_allowlist_new();
-    ck_assert_ptr_nonnull(allow);
-    ck_assert_int_eq(mbsc_allowlist_add(allow, master_kp.public_key, "master-1", NULL), MBSC_OK);
-    mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
-    scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
-    ck_assert_ptr_nonnull(mcfg);
-    ck_assert_ptr_nonnull(scfg);
-    ck_assert_int_eq(mbsc_config_set_keypair(mcfg, &master_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_peer_public_key(mcfg, slave_kp.public_key), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_keypair(scfg, &slave_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_allowlist(scfg, allow), MBSC_OK);
+    tu_peers_setup(&peers, "master-1", NULL, NULL);
     map = modbus_mapping_new(NREGS, NREGS, NREGS, NREGS);
     ck_assert_ptr_nonnull(map);
     for (i = 0; i < NREGS; i++) {
@@ -75,37 +60,10 @@ static void setup(void)
 static void teardown(void)
 {
     modbus_mapping_free(map);
-    mbsc_config_free(mcfg);
-    mbsc_config_free(scfg);
-    mbsc_allowlist_free(allow);
-    mbsc_keypair_wipe(&master_kp);
-    mbsc_keypair_wipe(&slave_kp);
+    tu_peers_teardown(&peers);
 }
 
 /* --- Small helpers ---------------------------------------------------------- */
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long count_dir(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    long n = 0;
-
-    ck_assert_ptr_nonnull(d);
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] != '.')
-            n++;
-    }
-    closedir(d);
-    return n - (strcmp(path, "/proc/self/fd") == 0); /* the DIR's own descriptor */
-}
 
 /*
  * Threads listed in /proc/self/task, once every joined thread is gone.  A
@@ -116,37 +74,14 @@ static long count_dir(const char *path)
 static long settled_task_count(long want)
 {
     struct timespec ms = {0, 1000000};
-    long n = count_dir("/proc/self/task");
+    long n = tu_count_dir("/proc/self/task");
     int i;
 
     for (i = 0; i < 5000 && n != want; i++) {
         nanosleep(&ms, NULL);
-        n = count_dir("/proc/self/task");
+        n = tu_count_dir("/proc/self/task");
     }
     return n;
-}
-
-/* A plain blocking TCP connection to "127.0.0.1:PORT"; -1 on failure. */
-static int raw_connect(const char *addr)
-{
-    char host[128], port[8];
-    struct addrinfo hints, *ai;
-    int fd = -1;
-
-    if (mbsc_parse_hostport(addr, host, sizeof host, port, sizeof port) != MBSC_OK)
-        return -1;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-    if (getaddrinfo(host, port, &hints, &ai) != 0)
-        return -1;
-    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(ai);
-    return fd;
 }
 
 /*
@@ -425,9 +360,9 @@ START_TEST(test_every_cipher)
     const mbsc_cipher *cipher;
     modbus_t *ctx;
 
-    ck_assert_int_eq(mbsc_config_set_ciphers(mcfg, cipher_names[_i]), MBSC_OK);
-    server_start(&st, scfg);
-    ctx = connect_ok(st.addr, mcfg);
+    ck_assert_int_eq(mbsc_config_set_ciphers(peers.mcfg, cipher_names[_i]), MBSC_OK);
+    server_start(&st, peers.scfg);
+    ctx = connect_ok(st.addr, peers.mcfg);
     cipher = mbsc_modbus_cipher(ctx);
     ck_assert_ptr_nonnull(cipher);
     ck_assert_str_eq(mbsc_cipher_name(cipher), cipher_names[_i]);
@@ -459,11 +394,11 @@ START_TEST(test_not_ours)
     ck_assert_int_eq(mbsc_modbus_error(NULL), MBSC_ERR_INVALID_ARG);
     mbsc_modbus_close(plain); /* a plain context is just closed and freed */
     mbsc_modbus_close(NULL);
-    ck_assert_ptr_null(mbsc_modbus_connect("127.0.0.1:1", scfg, 100, &err, why, sizeof why));
+    ck_assert_ptr_null(mbsc_modbus_connect("127.0.0.1:1", peers.scfg, 100, &err, why, sizeof why));
     ck_assert_int_eq(err, MBSC_ERR_INVALID_ARG);
-    ck_assert_ptr_null(mbsc_modbus_connect(NULL, mcfg, 100, &err, why, sizeof why));
+    ck_assert_ptr_null(mbsc_modbus_connect(NULL, peers.mcfg, 100, &err, why, sizeof why));
     ck_assert_int_eq(err, MBSC_ERR_INVALID_ARG);
-    ck_assert_int_eq(mbsc_modbus_server_new(NULL, "127.0.0.1:0", scfg, map, why, sizeof why),
+    ck_assert_int_eq(mbsc_modbus_server_new(NULL, "127.0.0.1:0", peers.scfg, map, why, sizeof why),
                      MBSC_ERR_INVALID_ARG);
 }
 END_TEST
@@ -485,7 +420,7 @@ static void *master_main(void *arg)
 {
     struct master_job *j = arg;
     int err = 0, i, base = 100 + 10 * j->index;
-    modbus_t *ctx = mbsc_modbus_connect(j->addr, mcfg, LONG_MS, &err, j->why, sizeof j->why);
+    modbus_t *ctx = mbsc_modbus_connect(j->addr, peers.mcfg, LONG_MS, &err, j->why, sizeof j->why);
 
     if (ctx == NULL) {
         j->failures = NREQUESTS;
@@ -517,8 +452,8 @@ START_TEST(test_many_masters)
     long long t0;
     int i;
 
-    server_start(&st, scfg);
-    t0 = now_ms();
+    server_start(&st, peers.scfg);
+    t0 = tu_now_ms();
     for (i = 0; i < NMASTERS; i++) {
         memset(&jobs[i], 0, sizeof jobs[i]);
         jobs[i].addr = st.addr;
@@ -530,7 +465,8 @@ START_TEST(test_many_masters)
         ck_assert_msg(jobs[i].failures == 0, "master %d: %d failures (%s)", i, jobs[i].failures,
                       jobs[i].why);
     }
-    printf("check_modbus: %d masters x %d requests: %lld ms\n", NMASTERS, NREQUESTS, now_ms() - t0);
+    printf("check_modbus: %d masters x %d requests: %lld ms\n", NMASTERS, NREQUESTS,
+           tu_now_ms() - t0);
     wait_count(&st, &st.closed, NMASTERS);
     server_finish(&st);
     ck_assert_uint_eq(st.connected, NMASTERS);
@@ -553,9 +489,9 @@ START_TEST(test_unknown_master_refused)
     ck_assert_ptr_nonnull(bad);
     ck_assert_int_eq(mbsc_keypair_generate(&stranger), MBSC_OK);
     ck_assert_int_eq(mbsc_config_set_keypair(bad, &stranger), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_peer_public_key(bad, slave_kp.public_key), MBSC_OK);
-    server_start(&st, scfg);
-    good = connect_ok(st.addr, mcfg);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(bad, peers.slave_kp.public_key), MBSC_OK);
+    server_start(&st, peers.scfg);
+    good = connect_ok(st.addr, peers.mcfg);
     exchange_ok(good, 5, 1);
 
     ctx = mbsc_modbus_connect(st.addr, bad, LONG_MS, &err, why, sizeof why);
@@ -582,13 +518,13 @@ START_TEST(test_max_connections)
     modbus_t *a, *b, *c;
     int err = 0;
 
-    server_new(&st, scfg);
+    server_new(&st, peers.scfg);
     ck_assert_int_eq(mbsc_modbus_server_set_max_connections(st.srv, 0), MBSC_ERR_INVALID_ARG);
     ck_assert_int_eq(mbsc_modbus_server_set_max_connections(st.srv, 2), MBSC_OK);
     ck_assert_int_eq(pthread_create(&st.thread, NULL, server_main, &st), 0);
-    a = connect_ok(st.addr, mcfg);
-    b = connect_ok(st.addr, mcfg);
-    c = mbsc_modbus_connect(st.addr, mcfg, LONG_MS, &err, why, sizeof why);
+    a = connect_ok(st.addr, peers.mcfg);
+    b = connect_ok(st.addr, peers.mcfg);
+    c = mbsc_modbus_connect(st.addr, peers.mcfg, LONG_MS, &err, why, sizeof why);
     ck_assert_ptr_null(c);
     ck_assert_int_eq(err, MBSC_ERR_PEER_CLOSED);
     wait_count(&st, &st.closed, 1);
@@ -598,7 +534,7 @@ START_TEST(test_max_connections)
     exchange_ok(b, 2, 2);
     mbsc_modbus_close(a);
     wait_count(&st, &st.closed, 2);
-    a = connect_ok(st.addr, mcfg); /* a slot is free again */
+    a = connect_ok(st.addr, peers.mcfg); /* a slot is free again */
     exchange_ok(a, 3, 3);
     mbsc_modbus_close(a);
     mbsc_modbus_close(b);
@@ -616,21 +552,21 @@ START_TEST(test_slave_gone)
     long long t0, took;
     modbus_t *ctx;
 
-    server_start(&st, scfg);
-    ctx = connect_ok(st.addr, mcfg);
+    server_start(&st, peers.scfg);
+    ctx = connect_ok(st.addr, peers.mcfg);
     ck_assert_int_eq(modbus_set_response_timeout(ctx, 5, 0), 0);
     exchange_ok(ctx, 7, 77);
     server_finish(&st); /* closes every connection */
 
-    t0 = now_ms();
+    t0 = tu_now_ms();
     ck_assert_int_eq(modbus_read_registers(ctx, 7, 1, regs), -1);
-    took = now_ms() - t0;
+    took = tu_now_ms() - t0;
     ck_assert_msg(took < 1000, "the call took %lld ms (response timeout 5 s)", took);
     ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_PEER_CLOSED);
     /* Later calls fail at once too. */
-    t0 = now_ms();
+    t0 = tu_now_ms();
     ck_assert_int_eq(modbus_write_register(ctx, 7, 1), -1);
-    ck_assert_int_lt(now_ms() - t0, 1000);
+    ck_assert_int_lt(tu_now_ms() - t0, 1000);
     ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_PEER_CLOSED);
     mbsc_modbus_close(ctx);
 }
@@ -754,7 +690,7 @@ static void *relay_main(void *arg)
         return NULL;
     m = accept(r->lfd, NULL, NULL);
     atomic_fetch_add(&r->accepted, 1);
-    s = raw_connect(r->target);
+    s = tu_raw_connect(r->target);
     if (m >= 0 && s >= 0)
         cmd = relay_forward(r, m, s);
     close(m);
@@ -817,21 +753,21 @@ START_TEST(test_tampered_response)
     long long t0;
     modbus_t *ctx;
 
-    server_start(&st, scfg);
+    server_start(&st, peers.scfg);
     /* Frame 0 from the slave is handshake message 2; frame 1 the first reply. */
     relay_start(&r, st.addr, 1);
-    ctx = connect_ok(r.addr, mcfg);
+    ctx = connect_ok(r.addr, peers.mcfg);
     ck_assert_int_eq(modbus_set_response_timeout(ctx, 5, 0), 0);
-    t0 = now_ms();
+    t0 = tu_now_ms();
     ck_assert_int_eq(modbus_read_registers(ctx, 0, 2, regs), -1);
-    ck_assert_int_lt(now_ms() - t0, 1000);
+    ck_assert_int_lt(tu_now_ms() - t0, 1000);
     ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_BAD_TAG);
     mbsc_modbus_close(ctx);
     /* The relay sees the master close and closes the slave's side. */
     wait_count(&st, &st.closed, 1);
     ck_assert_int_eq(relay_finish(&r), 1);
 
-    ctx = connect_ok(st.addr, mcfg); /* the slave serves a new master */
+    ctx = connect_ok(st.addr, peers.mcfg); /* the slave serves a new master */
     exchange_ok(ctx, 9, 99);
     mbsc_modbus_close(ctx);
     wait_count(&st, &st.closed, 2);
@@ -854,17 +790,17 @@ START_TEST(test_recovery_link_guard)
     long long t0, took;
     modbus_t *ctx;
 
-    server_start(&st, scfg);
+    server_start(&st, peers.scfg);
     relay_start(&r, st.addr, -1);
-    ctx = connect_ok(r.addr, mcfg);
+    ctx = connect_ok(r.addr, peers.mcfg);
     ck_assert_int_eq(modbus_set_response_timeout(ctx, 2, 0), 0);
     exchange_ok(ctx, 3, 33);
     ck_assert_int_eq(modbus_set_error_recovery(ctx, MODBUS_ERROR_RECOVERY_LINK), 0);
     relay_kill(&r);
 
-    t0 = now_ms();
+    t0 = tu_now_ms();
     ck_assert_int_eq(modbus_read_registers(ctx, 3, 1, regs), -1);
-    took = now_ms() - t0;
+    took = tu_now_ms() - t0;
     ck_assert_msg(took < 1000, "the call took %lld ms", took);
     ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_PEER_CLOSED);
     /* libmodbus closed its socket and tried to reconnect, in vain. */
@@ -886,7 +822,8 @@ static mbsc_conn *secure_master(const char *addr)
     char why[MBSC_WHY_SIZE];
     mbsc_conn *c = NULL;
 
-    ck_assert_msg(mbsc_connect(addr, mcfg, LONG_MS, &c, why, sizeof why) == MBSC_OK, "%s", why);
+    ck_assert_msg(mbsc_connect(addr, peers.mcfg, LONG_MS, &c, why, sizeof why) == MBSC_OK, "%s",
+                  why);
     return c;
 }
 
@@ -901,11 +838,11 @@ static long long expect_rejected(struct server_thread *st, const uint8_t *payloa
     size_t got;
     unsigned before = closed_by(st, err);
     mbsc_conn *c = secure_master(st->addr);
-    long long t0 = now_ms(), took;
+    long long t0 = tu_now_ms(), took;
 
     ck_assert_int_eq(mbsc_conn_send(c, payload, len, LONG_MS), MBSC_OK);
     ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_ERR_PEER_CLOSED);
-    took = now_ms() - t0;
+    took = tu_now_ms() - t0;
     mbsc_conn_close(c);
     wait_count(st, &st->closed_by[-err], before + 1);
     pthread_mutex_lock(&st->lock);
@@ -933,8 +870,8 @@ START_TEST(test_malformed_adu)
     memset(too_long, 0, sizeof too_long);
     too_long[5] = (uint8_t)(sizeof too_long - 6); /* consistent MBAP, but > 260 bytes */
     too_long[4] = (uint8_t)((sizeof too_long - 6) >> 8);
-    server_start(&st, scfg);
-    ctx = connect_ok(st.addr, mcfg); /* a well-behaved master alongside */
+    server_start(&st, peers.scfg);
+    ctx = connect_ok(st.addr, peers.mcfg); /* a well-behaved master alongside */
 
     expect_rejected(&st, bad_length, sizeof bad_length, MBSC_ERR_BAD_ADU, "MBAP");
     expect_rejected(&st, bad_protocol, sizeof bad_protocol, MBSC_ERR_BAD_ADU, "MBAP");
@@ -977,7 +914,7 @@ START_TEST(test_session_master_extras)
 
     map->tab_registers[8] = 0x0102;
     map->tab_registers[9] = 0x0304;
-    server_start(&st, scfg);
+    server_start(&st, peers.scfg);
     c = secure_master(st.addr);
     ck_assert_int_eq(mbsc_conn_send(c, NULL, 0, LONG_MS), MBSC_OK); /* keep-alive */
     ck_assert_int_eq(mbsc_conn_send(c, unknown_fc, sizeof unknown_fc, LONG_MS), MBSC_OK);
@@ -1014,13 +951,13 @@ START_TEST(test_session_master_extras)
      * first sleeps for the context's response timeout (0.5 s by default):
      * the server's context keeps it at a microsecond.
      */
-    t0 = now_ms();
+    t0 = tu_now_ms();
     for (i = 0; i < 10; i++) {
         ck_assert_int_eq(mbsc_conn_send(c, unknown_fc, sizeof unknown_fc, LONG_MS), MBSC_OK);
         ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
         ck_assert_uint_eq(got, 9);
     }
-    ck_assert_int_lt(now_ms() - t0, 2500);
+    ck_assert_int_lt(tu_now_ms() - t0, 2500);
     mbsc_conn_close(c);
     wait_count(&st, &st.closed, 1);
     server_finish(&st);
@@ -1042,14 +979,14 @@ START_TEST(test_request_flood)
     mbsc_conn *flood;
     modbus_t *ctx;
 
-    server_start(&st, scfg);
+    server_start(&st, peers.scfg);
     flood = secure_master(st.addr);
     /* Small buffers on the flooder's side keep the flood short. */
     ck_assert_int_eq(setsockopt(mbsc_conn_fd(flood), SOL_SOCKET, SO_RCVBUF, &small, sizeof small),
                      0);
     ck_assert_int_eq(setsockopt(mbsc_conn_fd(flood), SOL_SOCKET, SO_SNDBUF, &small, sizeof small),
                      0);
-    ctx = connect_ok(st.addr, mcfg);
+    ctx = connect_ok(st.addr, peers.mcfg);
     /* TIMEOUT: queued, not all sent yet; WOULD_BLOCK: nothing more fits anywhere. */
     while ((r = mbsc_conn_send(flood, req, sizeof req, 0)) == MBSC_OK || r == MBSC_ERR_TIMEOUT)
         n++;
@@ -1063,23 +1000,6 @@ START_TEST(test_request_flood)
     server_finish(&st);
 }
 END_TEST
-
-/* Handshake message 1 of a fresh master session, as it goes on the wire. */
-static size_t make_message1(uint8_t *buf, size_t cap)
-{
-    int err = 0;
-    mbsc_session *s = mbsc_session_new(mcfg, &err);
-    const uint8_t *p;
-    size_t n;
-
-    ck_assert_ptr_nonnull(s);
-    p = mbsc_session_output(s, &n);
-    ck_assert_uint_gt(n, 2);
-    ck_assert_uint_le(n, cap);
-    memcpy(buf, p, n);
-    mbsc_session_free(s);
-    return n;
-}
 
 /*
  * Garbage, an oversized length, half a handshake and silent clients, all
@@ -1096,25 +1016,25 @@ START_TEST(test_hostile_clients)
     modbus_t *ctx;
     long long t0;
 
-    ck_assert_int_eq(mbsc_config_set_handshake_timeout(scfg, 300), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_handshake_timeout(peers.scfg, 300), MBSC_OK);
     tu_fill_pattern(garbage, sizeof garbage, 7);
     garbage[0] = 0x00; /* a plausible length: the body fails as a handshake */
     garbage[1] = 0x60;
-    n1 = make_message1(msg1, sizeof msg1);
-    server_start(&st, scfg);
+    n1 = tu_message1(peers.mcfg, msg1, sizeof msg1);
+    server_start(&st, peers.scfg);
     for (i = 0; i < 4; i++) {
-        fds[i] = raw_connect(st.addr);
+        fds[i] = tu_raw_connect(st.addr);
         ck_assert_int_ge(fds[i], 0);
     }
-    t0 = now_ms();
+    t0 = tu_now_ms();
     ck_assert_int_eq(send(fds[0], garbage, sizeof garbage, MSG_NOSIGNAL), (ssize_t)sizeof garbage);
     ck_assert_int_eq(send(fds[1], huge, sizeof huge, MSG_NOSIGNAL), (ssize_t)sizeof huge);
     ck_assert_int_eq(send(fds[2], msg1, n1 / 2, MSG_NOSIGNAL), (ssize_t)(n1 / 2));
     /* fds[3] says nothing at all. */
-    ctx = connect_ok(st.addr, mcfg);
+    ctx = connect_ok(st.addr, peers.mcfg);
     for (i = 0; i < 20; i++)
         exchange_ok(ctx, 10 + i, (uint16_t)i);
-    ck_assert_int_lt(now_ms() - t0, 300 + 1000);
+    ck_assert_int_lt(tu_now_ms() - t0, 300 + 1000);
     /* The two silent ones run out of time. */
     wait_count(&st, &st.closed, 4);
     ck_assert_uint_eq(closed_by(&st, MBSC_ERR_HANDSHAKE_TIMEOUT), 2);
@@ -1141,10 +1061,10 @@ START_TEST(test_disconnect_mid_handshake)
     size_t n1, cut;
     modbus_t *ctx;
 
-    n1 = make_message1(msg1, sizeof msg1);
-    server_start(&st, scfg);
+    n1 = tu_message1(peers.mcfg, msg1, sizeof msg1);
+    server_start(&st, peers.scfg);
     for (cut = 0; cut < n1; cut++) {
-        int fd = raw_connect(st.addr);
+        int fd = tu_raw_connect(st.addr);
 
         ck_assert_int_ge(fd, 0);
         if (cut > 0)
@@ -1155,7 +1075,7 @@ START_TEST(test_disconnect_mid_handshake)
     ck_assert_uint_eq(closed_by(&st, MBSC_ERR_PEER_CLOSED) + closed_by(&st, MBSC_ERR_TRUNCATED),
                       n1);
     ck_assert_uint_eq(st.connected, 0);
-    ctx = connect_ok(st.addr, mcfg);
+    ctx = connect_ok(st.addr, peers.mcfg);
     exchange_ok(ctx, 1, 2);
     mbsc_modbus_close(ctx);
     wait_count(&st, &st.closed, (unsigned)n1 + 1);
@@ -1196,7 +1116,7 @@ static void *scripted_slave_main(void *arg)
     size_t len, n;
     mbsc_conn *c = NULL;
 
-    ss->rc = mbsc_accept(ss->l, scfg, LONG_MS, &c, NULL, 0);
+    ss->rc = mbsc_accept(ss->l, peers.scfg, LONG_MS, &c, NULL, 0);
     if (ss->rc != MBSC_OK)
         return NULL;
     ss->rc = mbsc_conn_recv(c, req, sizeof req, &len, LONG_MS);
@@ -1231,7 +1151,7 @@ static void scripted_slave_run(enum slave_script script, int want_rc, int want_e
     ck_assert_int_eq(mbsc_listen("127.0.0.1:0", &ss.l, NULL, 0), MBSC_OK);
     ck_assert_int_eq(mbsc_listener_address(ss.l, ss.addr, sizeof ss.addr), MBSC_OK);
     ck_assert_int_eq(pthread_create(&ss.thread, NULL, scripted_slave_main, &ss), 0);
-    ctx = connect_ok(ss.addr, mcfg);
+    ctx = connect_ok(ss.addr, peers.mcfg);
     ck_assert_int_eq(modbus_set_response_timeout(ctx, 5, 0), 0);
     ck_assert_int_eq(modbus_read_registers(ctx, 0, 1, &reg), want_rc);
     if (want_rc == 1)
@@ -1271,12 +1191,12 @@ START_TEST(test_no_leaks_over_cycles)
     modbus_t *ctx;
     int i;
 
-    server_start(&st, scfg);
-    fds0 = count_dir("/proc/self/fd");
-    tasks0 = count_dir("/proc/self/task");
-    t0 = now_ms();
+    server_start(&st, peers.scfg);
+    fds0 = tu_count_dir("/proc/self/fd");
+    tasks0 = tu_count_dir("/proc/self/task");
+    t0 = tu_now_ms();
     for (i = 0; i < 1000; i++) {
-        ctx = connect_ok(st.addr, mcfg);
+        ctx = connect_ok(st.addr, peers.mcfg);
         if (i % 100 == 0)
             exchange_ok(ctx, 1, (uint16_t)i);
         if (i % 10 == 0) {
@@ -1286,17 +1206,17 @@ START_TEST(test_no_leaks_over_cycles)
             mbsc_modbus_close(ctx);
         }
     }
-    took = now_ms() - t0;
+    took = tu_now_ms() - t0;
     printf("check_modbus: 1000 connect/close cycles: %lld ms\n", took);
     /*
      * Once the slave has seen every close, every pump is finished or about
      * to be, and the next connect joins them.
      */
     wait_count(&st, &st.closed, 1000);
-    ctx = connect_ok(st.addr, mcfg);
+    ctx = connect_ok(st.addr, peers.mcfg);
     mbsc_modbus_close(ctx);
     wait_count(&st, &st.closed, 1001);
-    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+    ck_assert_int_eq(tu_count_dir("/proc/self/fd"), fds0);
     ck_assert_int_eq(settled_task_count(tasks0), tasks0);
     server_finish(&st);
     ck_assert_uint_eq(st.closed_by[0], 1001);
@@ -1310,20 +1230,13 @@ END_TEST
 START_TEST(test_fd_setsize_guard)
 {
     char why[MBSC_WHY_SIZE];
-    struct rlimit rl;
     mbsc_modbus_server *srv = NULL;
     int *fillers, nfill = 0, fd, err = 0;
     long fds0;
 
-    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)FD_SETSIZE + 64) {
-        printf("check_modbus: descriptor limit %lu too low, skipping the FD_SETSIZE test\n",
-               (unsigned long)rl.rlim_max);
+    if (!tu_fds_past_setsize("check_modbus"))
         return;
-    }
-    rl.rlim_cur = (rlim_t)FD_SETSIZE + 64;
-    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-    fds0 = count_dir("/proc/self/fd");
+    fds0 = tu_count_dir("/proc/self/fd");
 
     /* Use every descriptor below FD_SETSIZE but the last one. */
     fillers = calloc(FD_SETSIZE, sizeof *fillers);
@@ -1333,10 +1246,11 @@ START_TEST(test_fd_setsize_guard)
     ck_assert_int_eq(fd, FD_SETSIZE - 1);
     close(fd);
 
-    ck_assert_ptr_null(mbsc_modbus_connect("127.0.0.1:1", mcfg, LONG_MS, &err, why, sizeof why));
+    ck_assert_ptr_null(
+        mbsc_modbus_connect("127.0.0.1:1", peers.mcfg, LONG_MS, &err, why, sizeof why));
     ck_assert_int_eq(err, MBSC_ERR_FD_LIMIT);
     ck_assert_ptr_nonnull(strstr(why, "FD_SETSIZE"));
-    ck_assert_int_eq(mbsc_modbus_server_new(&srv, "127.0.0.1:0", scfg, map, why, sizeof why),
+    ck_assert_int_eq(mbsc_modbus_server_new(&srv, "127.0.0.1:0", peers.scfg, map, why, sizeof why),
                      MBSC_ERR_FD_LIMIT);
     ck_assert_ptr_null(srv);
     ck_assert_ptr_nonnull(strstr(why, "FD_SETSIZE"));
@@ -1344,7 +1258,7 @@ START_TEST(test_fd_setsize_guard)
     while (nfill > 0)
         close(fillers[--nfill]);
     free(fillers);
-    ck_assert_int_eq(count_dir("/proc/self/fd"), fds0);
+    ck_assert_int_eq(tu_count_dir("/proc/self/fd"), fds0);
 }
 END_TEST
 
@@ -1359,7 +1273,7 @@ struct client_job {
 static void *client_job_main(void *arg)
 {
     struct client_job *j = arg;
-    modbus_t *ctx = mbsc_modbus_connect(j->addr, mcfg, LONG_MS, NULL, NULL, 0);
+    modbus_t *ctx = mbsc_modbus_connect(j->addr, peers.mcfg, LONG_MS, NULL, NULL, 0);
     uint16_t v;
     int i;
 
@@ -1384,7 +1298,7 @@ START_TEST(test_external_loop)
     struct pollfd pfds[16];
     size_t n;
 
-    server_new(&st, scfg);
+    server_new(&st, peers.scfg);
     memset(&job, 0, sizeof job);
     job.addr = st.addr;
     ck_assert_int_eq(mbsc_modbus_server_next_timeout(st.srv), -1);
@@ -1422,9 +1336,9 @@ START_TEST(test_stop_from_signal)
     sa.sa_handler = on_sigusr1;
     sigemptyset(&sa.sa_mask);
     ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-    server_start(&st, scfg);
+    server_start(&st, peers.scfg);
     signal_target = st.srv;
-    ctx = connect_ok(st.addr, mcfg); /* the loop is running */
+    ctx = connect_ok(st.addr, peers.mcfg); /* the loop is running */
     exchange_ok(ctx, 1, 1);
     ck_assert_int_eq(pthread_kill(st.thread, SIGUSR1), 0);
     ck_assert_int_eq(pthread_join(st.thread, NULL), 0);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "mbsc.h"
 #include "noise/noise.h"
 #include "session/session_internal.h"
@@ -22,39 +23,24 @@ static const char *const cipher_names[MBSC_CIPHER_COUNT] = {"chacha20", "trivium
 /* ---- fixtures --------------------------------------------------------------- */
 
 struct pair {
-    mbsc_keypair master_kp, slave_kp;
-    mbsc_allowlist *allow;
-    mbsc_config *mcfg, *scfg;
+    struct tu_peers peers;
     mbsc_session *m, *s;
 };
 
 /* Configs for a master and a slave that know each other; sessions not yet made. */
 static void pair_config(struct pair *p, const char *ciphers)
 {
-    memset(p, 0, sizeof *p);
-    ck_assert_int_eq(mbsc_keypair_generate(&p->master_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_keypair_generate(&p->slave_kp), MBSC_OK);
-    p->allow = mbsc_allowlist_new();
-    ck_assert_ptr_nonnull(p->allow);
-    ck_assert_int_eq(mbsc_allowlist_add(p->allow, p->master_kp.public_key, "plc-1", "operator"),
-                     MBSC_OK);
-    p->mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
-    p->scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
-    ck_assert_int_eq(mbsc_config_set_keypair(p->mcfg, &p->master_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_peer_public_key(p->mcfg, p->slave_kp.public_key), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_keypair(p->scfg, &p->slave_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_allowlist(p->scfg, p->allow), MBSC_OK);
-    if (ciphers != NULL)
-        ck_assert_int_eq(mbsc_config_set_ciphers(p->mcfg, ciphers), MBSC_OK);
+    tu_peers_setup(&p->peers, "plc-1", "operator", ciphers);
+    p->m = p->s = NULL;
 }
 
 static void pair_sessions(struct pair *p)
 {
     int err;
 
-    p->m = mbsc_session_new(p->mcfg, &err);
+    p->m = mbsc_session_new(p->peers.mcfg, &err);
     ck_assert_msg(p->m != NULL, "master: %s", mbsc_strerror(err));
-    p->s = mbsc_session_new(p->scfg, &err);
+    p->s = mbsc_session_new(p->peers.scfg, &err);
     ck_assert_msg(p->s != NULL, "slave: %s", mbsc_strerror(err));
 }
 
@@ -62,11 +48,7 @@ static void pair_free(struct pair *p)
 {
     mbsc_session_free(p->m);
     mbsc_session_free(p->s);
-    mbsc_config_free(p->mcfg);
-    mbsc_config_free(p->scfg);
-    mbsc_allowlist_free(p->allow);
-    mbsc_keypair_wipe(&p->master_kp);
-    mbsc_keypair_wipe(&p->slave_kp);
+    tu_peers_teardown(&p->peers);
 }
 
 /* Take all of a session's output into a caller buffer. */
@@ -168,9 +150,9 @@ START_TEST(every_cipher_every_size)
     {
         uint8_t key[32], hm[64], hs[64];
         ck_assert_int_eq(mbsc_session_peer_public_key(p.s, key), MBSC_OK);
-        ck_assert(memcmp(key, p.master_kp.public_key, 32) == 0);
+        ck_assert(memcmp(key, p.peers.master_kp.public_key, 32) == 0);
         ck_assert_int_eq(mbsc_session_peer_public_key(p.m, key), MBSC_OK);
-        ck_assert(memcmp(key, p.slave_kp.public_key, 32) == 0);
+        ck_assert(memcmp(key, p.peers.slave_kp.public_key, 32) == 0);
         ck_assert_int_eq(mbsc_session_handshake_hash(p.m, hm), MBSC_OK);
         ck_assert_int_eq(mbsc_session_handshake_hash(p.s, hs), MBSC_OK);
         ck_assert(memcmp(hm, hs, 64) == 0);
@@ -204,7 +186,7 @@ START_TEST(masters_order_decides)
     struct pair p;
 
     pair_config(&p, "enocoro128v2, rabbit,chacha20");
-    ck_assert_int_eq(mbsc_config_set_ciphers(p.scfg, "chacha20,rabbit"), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_ciphers(p.peers.scfg, "chacha20,rabbit"), MBSC_OK);
     pair_sessions(&p);
     handshake(&p);
     ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.m)), "rabbit");
@@ -434,7 +416,7 @@ START_TEST(wrong_slave_key)
 
     pair_config(&p, NULL);
     ck_assert_int_eq(mbsc_keypair_generate(&other), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_peer_public_key(p.mcfg, other.public_key), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(p.peers.mcfg, other.public_key), MBSC_OK);
     pair_sessions(&p);
     ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_ERR_WRONG_PEER_KEY);
     {
@@ -456,7 +438,7 @@ START_TEST(unknown_master_key)
 
     pair_config(&p, NULL);
     ck_assert_int_eq(mbsc_keypair_generate(&stranger), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_keypair(p.mcfg, &stranger), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(p.peers.mcfg, &stranger), MBSC_OK);
     pair_sessions(&p);
     ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_ERR_UNKNOWN_PEER);
     mbsc_session_output(p.s, &len);
@@ -477,9 +459,9 @@ START_TEST(wrong_psk)
     memset(psk2, 2, sizeof psk2);
     pair_config(&p, NULL);
     /* _i == 0: both have a PSK but differ; 1: only the master has one. */
-    ck_assert_int_eq(mbsc_config_set_psk(p.mcfg, psk1), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_psk(p.peers.mcfg, psk1), MBSC_OK);
     if (_i == 0)
-        ck_assert_int_eq(mbsc_config_set_psk(p.scfg, psk2), MBSC_OK);
+        ck_assert_int_eq(mbsc_config_set_psk(p.peers.scfg, psk2), MBSC_OK);
     pair_sessions(&p);
     ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_OK); /* the slave cannot tell */
     ck_assert_int_eq(deliver(p.s, p.m, NULL), MBSC_ERR_PSK_MISMATCH);
@@ -488,8 +470,8 @@ START_TEST(wrong_psk)
 
     /* The same PSK on both sides works. */
     pair_config(&p, NULL);
-    ck_assert_int_eq(mbsc_config_set_psk(p.mcfg, psk1), MBSC_OK);
-    ck_assert_int_eq(mbsc_config_set_psk(p.scfg, psk1), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_psk(p.peers.mcfg, psk1), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_psk(p.peers.scfg, psk1), MBSC_OK);
     pair_sessions(&p);
     handshake(&p);
     pair_free(&p);
@@ -502,7 +484,7 @@ START_TEST(no_common_cipher)
     size_t len;
 
     pair_config(&p, "trivium,rabbit");
-    ck_assert_int_eq(mbsc_config_set_ciphers(p.scfg, "chacha20,enocoro128v2"), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_ciphers(p.peers.scfg, "chacha20,enocoro128v2"), MBSC_OK);
     pair_sessions(&p);
     ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_ERR_NO_COMMON_CIPHER);
     mbsc_session_output(p.s, &len);
@@ -550,7 +532,8 @@ static int slave_reads_offer(const uint8_t *offer, size_t offer_len, unsigned *c
     pair_config(&p, NULL);
     pair_sessions(&p);
     ck_assert_int_eq(mbsc_noise_init(&hs, MBSC_NOISE_IKPSK2, 1, (const uint8_t *)"mbsc/1", 6,
-                                     p.master_kp.private_key, p.slave_kp.public_key, NULL),
+                                     p.peers.master_kp.private_key, p.peers.slave_kp.public_key,
+                                     NULL),
                      MBSC_OK);
     ck_assert_int_eq(mbsc_noise_write_message(&hs, offer, offer_len, msg + 2, sizeof msg - 2, &len),
                      MBSC_OK);
@@ -596,7 +579,7 @@ START_TEST(choice_not_offered)
     pair_sessions(&p);
     len = take_output(p.m, msg, sizeof msg);
     ck_assert_int_eq(mbsc_noise_init(&hs, MBSC_NOISE_IKPSK2, 0, (const uint8_t *)"mbsc/1", 6,
-                                     p.slave_kp.private_key, NULL, NULL),
+                                     p.peers.slave_kp.private_key, NULL, NULL),
                      MBSC_OK);
     ck_assert_int_eq(mbsc_noise_read_message(&hs, msg + 2, len - 2, payload, sizeof payload, &plen),
                      MBSC_OK);

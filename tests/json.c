@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h"
+
 struct parser {
     const char *start, *p, *end;
     char *err;
@@ -125,17 +127,6 @@ static void *grow(void *buf, size_t *cap, size_t need, size_t elem)
     return nb;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Four hex digits after "\u"; -1 on error. */
 static long read_u16(struct parser *ps)
 {
@@ -147,7 +138,7 @@ static long read_u16(struct parser *ps)
         return -1;
     }
     for (i = 0; i < 4; i++) {
-        d = hex_digit(ps->p[i]);
+        d = tu_hex_digit(ps->p[i]);
         if (d < 0) {
             fail_at(ps, "bad hex digit in \\u escape");
             return -1;

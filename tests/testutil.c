@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 char *tu_read_srcfile(const char *relpath, size_t *len)
 {
@@ -96,4 +97,12 @@ void tu_fill_pattern(uint8_t *buf, size_t len, uint32_t seed)
         x ^= x << 5;
         buf[i] = (uint8_t)(x >> 24);
     }
+}
+
+long long tu_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -34,4 +34,7 @@ uint8_t *tu_hex_alloc(const char *hex, size_t *len);
 /* Fill buf with bytes from a fixed-seed generator (reproducible tests). */
 void tu_fill_pattern(uint8_t *buf, size_t len, uint32_t seed);
 
+/* CLOCK_MONOTONIC in milliseconds, for timing what a test waits for. */
+long long tu_now_ms(void);
+
 #endif /* MBSC_TESTUTIL_H */

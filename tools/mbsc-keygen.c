@@ -47,7 +47,7 @@ static int fail(const char *why)
 
 static int bad_usage(const char *why)
 {
-    fprintf(stderr, PROG ": %s\n", why);
+    (void)fail(why);
     usage(stderr);
     return 2;
 }
@@ -77,19 +77,15 @@ static char *pub_path(const char *path)
     return p;
 }
 
-static int make_pair(const char *path, unsigned flags)
+/* A new key pair: the private key at path, the public key at pub. */
+static int make_pair(const char *path, const char *pub, unsigned flags)
 {
     char why[MBSC_WHY_SIZE + 4096];
-    char *pub = pub_path(path);
     mbsc_keypair kp;
     int rc;
 
-    if (pub == NULL)
-        return fail("out of memory");
-    if (mbsc_keypair_generate(&kp) != MBSC_OK) {
-        free(pub);
+    if (mbsc_keypair_generate(&kp) != MBSC_OK)
         return fail("cannot generate a key pair");
-    }
     if (mbsc_private_key_save(path, kp.private_key, flags, why, sizeof why) != MBSC_OK) {
         rc = fail(why);
     } else if (mbsc_public_key_save(pub, kp.public_key, flags, why, sizeof why) != MBSC_OK) {
@@ -108,19 +104,16 @@ static int make_pair(const char *path, unsigned flags)
         rc = print_key(kp.public_key);
     }
     mbsc_keypair_wipe(&kp);
-    free(pub);
     return rc;
 }
 
-static int make_pub(const char *path)
+/* The public key at pub again, from the private key at path. */
+static int make_pub(const char *path, const char *pub)
 {
     char why[MBSC_WHY_SIZE + 4096];
-    char *pub = pub_path(path);
     mbsc_keypair kp;
     int rc;
 
-    if (pub == NULL)
-        return fail("out of memory");
     if (mbsc_keypair_load(&kp, path, why, sizeof why) != MBSC_OK ||
         mbsc_public_key_save(pub, kp.public_key, MBSC_KEY_SAVE_OVERWRITE, why, sizeof why) !=
             MBSC_OK)
@@ -128,7 +121,6 @@ static int make_pub(const char *path)
     else
         rc = print_key(kp.public_key);
     mbsc_keypair_wipe(&kp);
-    free(pub);
     return rc;
 }
 
@@ -149,7 +141,8 @@ int main(int argc, char **argv)
     enum mode mode = MODE_PAIR;
     unsigned flags = 0;
     const char *path = NULL;
-    int i, options = 1, seen_mode = 0;
+    char *pub;
+    int i, options = 1, seen_mode = 0, rc;
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -184,13 +177,13 @@ int main(int argc, char **argv)
     if (sodium_init() < 0)
         return fail("cannot initialise libsodium");
 
-    switch (mode) {
-    case MODE_PUB:
-        return make_pub(path);
-    case MODE_PSK:
+    if (mode == MODE_PSK)
         return make_psk(path, flags);
-    case MODE_PAIR:
-    default:
-        return make_pair(path, flags);
-    }
+    /* Both key pair modes write PATH.pub. */
+    pub = pub_path(path);
+    if (pub == NULL)
+        return fail("out of memory");
+    rc = mode == MODE_PUB ? make_pub(path, pub) : make_pair(path, pub, flags);
+    free(pub);
+    return rc;
 }

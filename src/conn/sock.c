@@ -30,7 +30,7 @@
 
 /* --- Deadlines ----------------------------------------------------------- */
 
-static int64_t monotonic_ns(void)
+int64_t mbsc_monotonic_ns(void)
 {
     struct timespec ts;
 
@@ -42,7 +42,7 @@ static int64_t monotonic_ns(void)
 void mbsc_deadline_start(mbsc_deadline *d, int timeout_ms)
 {
     d->never = timeout_ms < 0;
-    d->at_ns = d->never ? 0 : monotonic_ns() + (int64_t)timeout_ms * 1000000;
+    d->at_ns = d->never ? 0 : mbsc_monotonic_ns() + (int64_t)timeout_ms * 1000000;
 }
 
 int mbsc_deadline_poll_ms(const mbsc_deadline *d)
@@ -51,7 +51,7 @@ int mbsc_deadline_poll_ms(const mbsc_deadline *d)
 
     if (d->never)
         return -1;
-    left = d->at_ns - monotonic_ns();
+    left = d->at_ns - mbsc_monotonic_ns();
     if (left <= 0)
         return 0;
     /* Round up: rounding down would spin on poll(0) in the last millisecond. */
@@ -71,12 +71,13 @@ void mbsc_sock_close(int fd)
      * No retry on EINTR: Linux releases the descriptor even then, and a
      * second close() could hit one another thread has just been given.
      */
-    (void)close(fd);
+    if (fd >= 0)
+        (void)close(fd);
     errno = saved;
 }
 
 /* Running out of descriptors is its own error, not a network failure. */
-static int fd_errno_code(int e, int otherwise)
+int mbsc_sock_fd_error(int e, int otherwise)
 {
     return (e == EMFILE || e == ENFILE) ? MBSC_ERR_FD_LIMIT : otherwise;
 }
@@ -164,7 +165,7 @@ static int connect_one(const struct addrinfo *ai, const mbsc_deadline *d, int *f
     fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) {
         mbsc_why(why, why_len, "connect %s: socket: %s", addr, mbsc_os_error(errno));
-        return fd_errno_code(errno, MBSC_ERR_CONNECT);
+        return mbsc_sock_fd_error(errno, MBSC_ERR_CONNECT);
     }
     r = guard_fd_setsize(fd, addr, why, why_len);
     if (r != MBSC_OK)
@@ -225,7 +226,7 @@ static int listen_one(const struct addrinfo *ai, int *fd_out, char *why, size_t 
     fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) {
         mbsc_why(why, why_len, "listen %s: socket: %s", addr, mbsc_os_error(errno));
-        return fd_errno_code(errno, MBSC_ERR_BIND);
+        return mbsc_sock_fd_error(errno, MBSC_ERR_BIND);
     }
     /* A restarted slave must not wait for TIME_WAIT of its last connections. */
     step = "SO_REUSEADDR";
@@ -292,7 +293,7 @@ static int accept_wait(int lfd, const char *name, const mbsc_deadline *d, int *f
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             mbsc_why(why, why_len, "accept on %s: %s", name, mbsc_os_error(errno));
-            return fd_errno_code(errno, MBSC_ERR_IO);
+            return mbsc_sock_fd_error(errno, MBSC_ERR_IO);
         }
         r = mbsc_sock_wait(lfd, POLLIN, d, &revents, &os_err);
         if (r == MBSC_ERR_TIMEOUT) {

@@ -1,10 +1,13 @@
 /*
  * sock.h - socket, address and deadline helpers of the connection layer.
  *
- * Internal to src/conn/.  Every function here returns an mbsc error code and
- * describes failures in `why` (one line naming the address and the cause),
- * so that conn.c never has to look at errno.  Sockets made here are
- * non-blocking, close-on-exec, below FD_SETSIZE and have TCP_NODELAY.
+ * Internal to the library: src/conn/, and the libmodbus adapter
+ * (src/modbus/), which moves bytes on its TCP sockets and its socketpair
+ * with the same clock, send, receive and close helpers.  Every function
+ * here returns an mbsc error code and describes failures in `why` (one
+ * line naming the address and the cause), so that conn.c never has to look
+ * at errno.  Sockets made here are non-blocking, close-on-exec, below
+ * FD_SETSIZE and have TCP_NODELAY.
  */
 #ifndef MBSC_CONN_SOCK_H
 #define MBSC_CONN_SOCK_H
@@ -23,6 +26,9 @@ typedef struct mbsc_deadline {
     int64_t at_ns; /* monotonic time at which it expires */
     int never;     /* a negative timeout: wait forever */
 } mbsc_deadline;
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t mbsc_monotonic_ns(void);
 
 /* A deadline timeout_ms from now; negative means never. */
 void mbsc_deadline_start(mbsc_deadline *d, int timeout_ms);
@@ -99,7 +105,14 @@ int mbsc_sock_send(int fd, const uint8_t *buf, size_t len, size_t *sent, int *os
  */
 int mbsc_sock_recv(int fd, uint8_t *buf, size_t cap, size_t *got, int *os_err);
 
-/* close() that keeps the caller's errno (for cleanup paths). */
+/* close() that keeps the caller's errno (for cleanup paths); fd < 0 is ignored. */
 void mbsc_sock_close(int fd);
+
+/*
+ * The code for errno value e after a call that makes a descriptor:
+ * MBSC_ERR_FD_LIMIT when the process or the system has none left (EMFILE,
+ * ENFILE), else otherwise.
+ */
+int mbsc_sock_fd_error(int e, int otherwise);
 
 #endif /* MBSC_CONN_SOCK_H */

@@ -1,17 +1,15 @@
 /*
- * adu.c - Modbus/TCP ADU checks, and the socketpair and libmodbus context
- * that the client and the server both hand to libmodbus.
+ * adu.c - what the client and the server share: Modbus/TCP ADU checks,
+ * feeding received bytes to a session, and the socketpair and libmodbus
+ * context that both hand to libmodbus.
  *
  * DESIGN.md, "Precise rules": an authenticated payload that is not one
  * well-formed Modbus/TCP ADU ends the session; an empty one is a keep-alive
  * (the callers skip those before they get here).
  */
 #include <errno.h>
-#include <string.h>
 #include <sys/select.h>
 #include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "modbus/modbus_internal.h"
 
@@ -33,51 +31,25 @@ MBSC_API int mbsc_modbus_check_adu(const uint8_t *adu, size_t len)
     return mb_adu_length(adu) == len ? MBSC_OK : MBSC_ERR_BAD_ADU;
 }
 
+/* --- Received bytes ------------------------------------------------------ */
+
+int mb_feed_buffered(mbsc_session *s, const uint8_t *in, size_t *pos, size_t *end)
+{
+    size_t used = 0;
+    int r = mbsc_session_feed(s, in + *pos, *end - *pos, &used);
+
+    *pos += used;
+    if (*pos == *end)
+        *pos = *end = 0;
+    return r;
+}
+
 /* --- Small system helpers ------------------------------------------------ */
 
 const char *mb_errno_text(int e)
 {
     /* modbus_strerror() falls back on strerror(), which is not thread-safe. */
     return e >= MODBUS_ENOBASE ? modbus_strerror(e) : mbsc_os_error(e);
-}
-
-int64_t mb_now_ns(void)
-{
-    struct timespec ts;
-
-    /* CLOCK_MONOTONIC cannot fail with a valid pointer. */
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
-}
-
-void mb_close(int fd)
-{
-    int saved = errno;
-
-    if (fd >= 0)
-        (void)close(fd);
-    errno = saved;
-}
-
-ssize_t mb_send(int fd, const void *buf, size_t len)
-{
-    ssize_t n;
-
-    /* MSG_NOSIGNAL on the AF_UNIX pair too: its peer may be closed at any time. */
-    do {
-        n = send(fd, buf, len, MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
-    return n;
-}
-
-ssize_t mb_recv(int fd, void *buf, size_t cap)
-{
-    ssize_t n;
-
-    do {
-        n = recv(fd, buf, cap, 0);
-    } while (n < 0 && errno == EINTR);
-    return n;
 }
 
 /* --- The pair and the context -------------------------------------------- */
@@ -95,7 +67,7 @@ int mb_socketpair(int pair[2], char *why, size_t why_len)
         int e = errno;
 
         mbsc_why(why, why_len, "socketpair: %s", mbsc_os_error(e));
-        return (e == EMFILE || e == ENFILE) ? MBSC_ERR_FD_LIMIT : MBSC_ERR_IO;
+        return mbsc_sock_fd_error(e, MBSC_ERR_IO);
     }
     /* An fd_set cannot hold a descriptor >= FD_SETSIZE: select() would overflow it. */
     if (pair[0] >= FD_SETSIZE || pair[1] >= FD_SETSIZE) {
@@ -103,8 +75,8 @@ int mb_socketpair(int pair[2], char *why, size_t why_len)
                  "socketpair: descriptor %d is not below FD_SETSIZE (%d), which libmodbus "
                  "needs for select()",
                  pair[0] > pair[1] ? pair[0] : pair[1], FD_SETSIZE);
-        mb_close(pair[0]);
-        mb_close(pair[1]);
+        mbsc_sock_close(pair[0]);
+        mbsc_sock_close(pair[1]);
         pair[0] = pair[1] = -1;
         return MBSC_ERR_FD_LIMIT;
     }

@@ -161,16 +161,6 @@ struct pump {
     uint8_t in[PUMP_IN_BYTES];
 };
 
-static int socket_error_code(int e)
-{
-    return (e == EPIPE || e == ECONNRESET) ? MBSC_ERR_PEER_CLOSED : MBSC_ERR_IO;
-}
-
-static int would_block(int e)
-{
-    return e == EAGAIN || e == EWOULDBLOCK;
-}
-
 /* The secure side failed: record why, close it, go dead (see the top). */
 static void pump_fail(struct pump *p, int err)
 {
@@ -204,17 +194,18 @@ static void pump_flush(struct pump *p)
     while (p->conn != NULL) {
         size_t n;
         const uint8_t *out = mbsc_session_output(p->s, &n);
-        ssize_t k;
+        size_t sent;
+        int os_err, r;
 
         if (n == 0)
             return;
-        k = mb_send(p->tcp, out, n);
-        if (k < 0) {
-            if (!would_block(errno))
-                pump_fail(p, socket_error_code(errno));
+        r = mbsc_sock_send(p->tcp, out, n, &sent, &os_err);
+        if (r != MBSC_OK) {
+            if (r != MBSC_ERR_WOULD_BLOCK)
+                pump_fail(p, r);
             return;
         }
-        mbsc_session_output_consumed(p->s, (size_t)k);
+        mbsc_session_output_consumed(p->s, sent);
     }
 }
 
@@ -257,30 +248,21 @@ static void pump_seal(struct pump *p)
 static int pump_write_app(struct pump *p)
 {
     while (p->rsp_pos < p->rsp_len) {
-        ssize_t k = mb_send(p->app, p->rsp + p->rsp_pos, p->rsp_len - p->rsp_pos);
+        size_t sent;
+        int os_err, r;
 
-        if (k < 0 && would_block(errno))
+        r = mbsc_sock_send(p->app, p->rsp + p->rsp_pos, p->rsp_len - p->rsp_pos, &sent, &os_err);
+
+        if (r == MBSC_ERR_WOULD_BLOCK)
             return 0;
-        if (k < 0) {
+        if (r != MBSC_OK) {
             p->app_eof = 1; /* libmodbus closed its end: nobody wants it */
             break;
         }
-        p->rsp_pos += (size_t)k;
+        p->rsp_pos += sent;
     }
     p->rsp_pos = p->rsp_len = 0;
     return 1;
-}
-
-/* Feed buffered slave bytes; the session stops at each opened payload. */
-static int pump_feed(struct pump *p)
-{
-    size_t used = 0;
-    int r = mbsc_session_feed(p->s, p->in + p->in_pos, p->in_end - p->in_pos, &used);
-
-    p->in_pos += used;
-    if (p->in_pos == p->in_end)
-        p->in_pos = p->in_end = 0;
-    return r;
 }
 
 /* Move opened payloads to libmodbus, one at a time, in order. */
@@ -305,7 +287,7 @@ static void pump_deliver(struct pump *p)
             return;
         }
         if (p->in_pos < p->in_end) {
-            r = pump_feed(p);
+            r = mb_feed_buffered(p->s, p->in, &p->in_pos, &p->in_end);
             if (r != MBSC_OK) {
                 pump_fail(p, r);
                 return;
@@ -339,7 +321,8 @@ static void pump_read_app(struct pump *p, short revents)
     uint8_t sink[MBSC_MODBUS_MAX_ADU];
     uint8_t *dst = p->conn != NULL ? p->req + p->req_len : sink;
     size_t cap = p->conn != NULL ? sizeof p->req - p->req_len : sizeof sink;
-    ssize_t k;
+    size_t got;
+    int os_err, r;
 
     if ((revents & (POLLIN | POLLHUP | POLLERR)) == 0)
         return;
@@ -349,24 +332,26 @@ static void pump_read_app(struct pump *p, short revents)
             p->app_eof = 1;
         return;
     }
-    k = mb_recv(p->app, dst, cap);
-    if (k > 0 && p->conn != NULL)
-        p->req_len += (size_t)k;
-    else if (k == 0 || (k < 0 && !would_block(errno)))
+    r = mbsc_sock_recv(p->app, dst, cap, &got, &os_err);
+    if (r == MBSC_OK && p->conn != NULL)
+        p->req_len += got;
+    else if (r != MBSC_OK && r != MBSC_ERR_WOULD_BLOCK)
         p->app_eof = 1;
 }
 
 static void pump_read_tcp(struct pump *p)
 {
-    ssize_t k = mb_recv(p->tcp, p->in, sizeof p->in);
+    size_t got;
+    int os_err;
+    int r = mbsc_sock_recv(p->tcp, p->in, sizeof p->in, &got, &os_err);
 
-    if (k > 0) {
+    if (r == MBSC_OK) {
         p->in_pos = 0;
-        p->in_end = (size_t)k;
-    } else if (k == 0) {
-        p->tcp_eof = 1;
-    } else if (!would_block(errno)) {
-        pump_fail(p, socket_error_code(errno));
+        p->in_end = got;
+    } else if (r == MBSC_ERR_PEER_CLOSED && os_err == 0) {
+        p->tcp_eof = 1; /* the end of the stream, not a reset */
+    } else if (r != MBSC_ERR_WOULD_BLOCK) {
+        pump_fail(p, r);
     }
 }
 
@@ -412,7 +397,7 @@ static void pump_exit(struct pump *p)
 
     pump_flush(p); /* requests libmodbus wrote just before closing: best effort */
     conn = p->conn;
-    mb_close(p->app);
+    mbsc_sock_close(p->app);
     /*
      * From here on the record belongs to the registry (which may join us
      * and free it).  It is marked before the TCP connection is closed, so
@@ -479,8 +464,8 @@ static int pump_start(struct mb_client *rec, struct pump *p)
 static int adopt_early_payloads(mbsc_conn *conn, int app, char *why, size_t why_len)
 {
     uint8_t adu[MBSC_MODBUS_MAX_ADU];
-    size_t len;
-    int r;
+    size_t len, sent;
+    int r, os_err;
 
     while ((r = mbsc_conn_recv(conn, adu, sizeof adu, &len, 0)) == MBSC_OK) {
         if (len == 0)
@@ -489,7 +474,7 @@ static int adopt_early_payloads(mbsc_conn *conn, int app, char *why, size_t why_
             r = MBSC_ERR_BAD_ADU;
             break;
         }
-        if (mb_send(app, adu, len) != (ssize_t)len) {
+        if (mbsc_sock_send(app, adu, len, &sent, &os_err) != MBSC_OK || sent != len) {
             r = MBSC_ERR_IO;
             break;
         }
@@ -525,8 +510,8 @@ static modbus_t *connect_fail(int r, int *err, int pair[2], mbsc_conn *conn, mod
         *err = r;
     if (ctx != NULL)
         modbus_free(ctx); /* does not close the socket */
-    mb_close(pair[0]);
-    mb_close(pair[1]);
+    mbsc_sock_close(pair[0]);
+    mbsc_sock_close(pair[1]);
     mbsc_conn_close(conn);
     if (p != NULL)
         pump_free(p);

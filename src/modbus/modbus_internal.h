@@ -4,15 +4,17 @@
  * The adapter is the only code in mbsc that includes <modbus.h>.  Both
  * sides hand libmodbus one end of an AF_UNIX socketpair; these helpers
  * make that pair and the libmodbus context around it, and frame the ADUs
- * that travel through it.
+ * that travel through it.  Bytes move on the pair and on the TCP sockets
+ * with the connection layer's helpers (conn/sock.h), whose MSG_NOSIGNAL
+ * matters on the pair too: libmodbus may close its end at any time.
  */
 #ifndef MBSC_MODBUS_INTERNAL_H
 #define MBSC_MODBUS_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
+#include "conn/sock.h"
 #include "internal.h"
 #include "mbsc/modbus.h"
 
@@ -57,17 +59,12 @@ int mb_socketpair(int pair[2], char *why, size_t why_len);
  */
 modbus_t *mb_context_new(int fd);
 
-/* send() that never raises SIGPIPE and retries on EINTR. */
-ssize_t mb_send(int fd, const void *buf, size_t len);
-
-/* recv() that retries on EINTR. */
-ssize_t mb_recv(int fd, void *buf, size_t cap);
-
-/* close() that keeps errno (no retry on EINTR: the fd is gone on Linux). */
-void mb_close(int fd);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t mb_now_ns(void);
+/*
+ * Feed the received bytes in[*pos, *end) to s, which stops after each
+ * payload it opens: *pos moves past what it took, and both go back to 0
+ * once everything is fed.  Returns what mbsc_session_feed() returns.
+ */
+int mb_feed_buffered(mbsc_session *s, const uint8_t *in, size_t *pos, size_t *end);
 
 /* Text for an errno value set by libmodbus (its own codes) or the system. */
 const char *mb_errno_text(int e);

@@ -81,7 +81,6 @@ struct mbsc_modbus_server {
     size_t nconns, cap_conns;
     struct pollfd *pfds;
     size_t cap_pfds;
-    char addr[MBSC_ADDRSTRLEN];
 };
 
 /* Fixed slots of the pollfd array; connections follow in conns order. */
@@ -132,7 +131,7 @@ static void conn_close(mbsc_modbus_server *srv, struct srv_conn *c, int err, con
     if (c->fd < 0)
         return;
     /* Closed before the event: whoever reacts to it finds the descriptor gone. */
-    mb_close(c->fd);
+    mbsc_sock_close(c->fd);
     c->fd = -1;
     event_init(&ev, MBSC_MODBUS_EVENT_CLOSED, c);
     ev.error = err;
@@ -167,13 +166,13 @@ static void conn_eof(mbsc_modbus_server *srv, struct srv_conn *c)
         conn_fail(srv, c, err);
 }
 
-static void conn_socket_error(mbsc_modbus_server *srv, struct srv_conn *c, int e)
+/* err and os_err as mbsc_sock_send() and mbsc_sock_recv() report them. */
+static void conn_socket_error(mbsc_modbus_server *srv, struct srv_conn *c, int err, int os_err)
 {
     char detail[DETAIL_BYTES];
 
-    mbsc_why(detail, sizeof detail, "socket: %s", mbsc_os_error(e));
-    conn_close(srv, c, (e == EPIPE || e == ECONNRESET) ? MBSC_ERR_PEER_CLOSED : MBSC_ERR_IO,
-               detail);
+    mbsc_why(detail, sizeof detail, "socket: %s", mbsc_os_error(os_err));
+    conn_close(srv, c, err, detail);
 }
 
 /* Send the session's output as far as the socket takes it now. */
@@ -182,18 +181,19 @@ static void conn_flush(mbsc_modbus_server *srv, struct srv_conn *c)
     for (;;) {
         size_t n;
         const uint8_t *out = mbsc_session_output(c->s, &n);
-        ssize_t k;
+        size_t sent;
+        int os_err, r;
 
         c->out_pending = n != 0;
         if (n == 0)
             return;
-        k = mb_send(c->fd, out, n);
-        if (k < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                conn_socket_error(srv, c, errno);
+        r = mbsc_sock_send(c->fd, out, n, &sent, &os_err);
+        if (r != MBSC_OK) {
+            if (r != MBSC_ERR_WOULD_BLOCK)
+                conn_socket_error(srv, c, r, os_err);
             return;
         }
-        mbsc_session_output_consumed(c->s, (size_t)k);
+        mbsc_session_output_consumed(c->s, sent);
     }
 }
 
@@ -215,8 +215,10 @@ static void conn_check_connected(mbsc_modbus_server *srv, struct srv_conn *c)
 static void drain(int fd)
 {
     uint8_t sink[MODBUS_TCP_MAX_ADU_LENGTH];
+    size_t got;
+    int os_err;
 
-    while (mb_recv(fd, sink, sizeof sink) > 0)
+    while (mbsc_sock_recv(fd, sink, sizeof sink, &got, &os_err) == MBSC_OK)
         continue;
 }
 
@@ -225,11 +227,12 @@ static int read_reply(mbsc_modbus_server *srv, uint8_t rsp[MBSC_MODBUS_MAX_ADU],
                       char *detail, size_t detail_len)
 {
     uint8_t buf[MBSC_MODBUS_MAX_ADU + 1];
-    size_t got = 0;
-    ssize_t k;
+    size_t got = 0, k;
+    int os_err;
 
-    while (got < sizeof buf && (k = mb_recv(srv->pair[0], buf + got, sizeof buf - got)) > 0)
-        got += (size_t)k;
+    while (got < sizeof buf &&
+           mbsc_sock_recv(srv->pair[0], buf + got, sizeof buf - got, &k, &os_err) == MBSC_OK)
+        got += k;
     if (got == 0)
         return MBSC_OK; /* libmodbus chose not to answer */
     if (mbsc_modbus_check_adu(buf, got) != MBSC_OK) {
@@ -252,11 +255,11 @@ static int modbus_exchange(mbsc_modbus_server *srv, const uint8_t *adu, size_t l
                            size_t detail_len)
 {
     uint8_t req[MODBUS_TCP_MAX_ADU_LENGTH];
+    size_t sent;
     int n, e;
 
     *rsp_len = 0;
-    if (mb_send(srv->pair[0], adu, len) != (ssize_t)len) {
-        e = errno;
+    if (mbsc_sock_send(srv->pair[0], adu, len, &sent, &e) != MBSC_OK || sent != len) {
         drain(srv->pair[1]);
         mbsc_why(detail, detail_len, "cannot pass the request to libmodbus: %s", mbsc_os_error(e));
         return MBSC_ERR_MODBUS;
@@ -312,18 +315,6 @@ static void conn_request(mbsc_modbus_server *srv, struct srv_conn *c, const uint
         conn_fail(srv, c, r);
 }
 
-/* Feed buffered input; the session stops at each opened payload. */
-static int conn_feed(struct srv_conn *c)
-{
-    size_t used = 0;
-    int r = mbsc_session_feed(c->s, c->in + c->in_pos, c->in_end - c->in_pos, &used);
-
-    c->in_pos += used;
-    if (c->in_pos == c->in_end)
-        c->in_pos = c->in_end = 0;
-    return r;
-}
-
 /*
  * Handle everything buffered, one request at a time, as long as the
  * replies are sent: a request is taken only with the output empty.
@@ -354,7 +345,7 @@ static void conn_process(mbsc_modbus_server *srv, struct srv_conn *c)
         }
         if (c->in_pos == c->in_end)
             return;
-        r = conn_feed(c);
+        r = mb_feed_buffered(c->s, c->in, &c->in_pos, &c->in_end);
         if (r != MBSC_OK) {
             conn_fail(srv, c, r);
             return;
@@ -364,15 +355,17 @@ static void conn_process(mbsc_modbus_server *srv, struct srv_conn *c)
 
 static void conn_read(mbsc_modbus_server *srv, struct srv_conn *c)
 {
-    ssize_t k = mb_recv(c->fd, c->in, sizeof c->in);
+    size_t got;
+    int os_err;
+    int r = mbsc_sock_recv(c->fd, c->in, sizeof c->in, &got, &os_err);
 
-    if (k > 0) {
+    if (r == MBSC_OK) {
         c->in_pos = 0;
-        c->in_end = (size_t)k;
-    } else if (k == 0) {
-        conn_eof(srv, c);
-    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        conn_socket_error(srv, c, errno);
+        c->in_end = got;
+    } else if (r == MBSC_ERR_PEER_CLOSED && os_err == 0) {
+        conn_eof(srv, c); /* the end of the stream, not a reset */
+    } else if (r != MBSC_ERR_WOULD_BLOCK) {
+        conn_socket_error(srv, c, r, os_err);
     }
 }
 
@@ -438,7 +431,8 @@ static int conn_add(mbsc_modbus_server *srv, int fd, const char *peer)
     c->id = ++srv->last_id;
     c->fd = fd;
     memcpy(c->peer, peer, sizeof c->peer);
-    c->deadline_ns = mb_now_ns() + (int64_t)mbsc_config_handshake_timeout(srv->cfg) * 1000000;
+    c->deadline_ns =
+        mbsc_monotonic_ns() + (int64_t)mbsc_config_handshake_timeout(srv->cfg) * 1000000;
     srv->conns[srv->nconns++] = c;
     return MBSC_OK;
 }
@@ -486,14 +480,14 @@ static void accept_one_more(mbsc_modbus_server *srv, int fd, const char *peer)
     int r;
 
     if (live_connections(srv) >= srv->max_conns) {
-        mb_close(fd);
+        mbsc_sock_close(fd);
         mbsc_why(detail, sizeof detail, "too many connections (limit %u): refused", srv->max_conns);
         emit_refused(srv, peer, MBSC_ERR_FD_LIMIT, detail);
         return;
     }
     r = conn_add(srv, fd, peer);
     if (r != MBSC_OK) {
-        mb_close(fd);
+        mbsc_sock_close(fd);
         mbsc_why(detail, sizeof detail, "refused: %s", mbsc_strerror(r));
         emit_refused(srv, peer, r, detail);
     }
@@ -510,7 +504,7 @@ static void accept_some(mbsc_modbus_server *srv)
             return; /* nobody else is waiting */
         if (r != MBSC_OK) {
             /* EMFILE and the like leave the client queued: poll() would spin. */
-            srv->accept_resume_ns = mb_now_ns() + (int64_t)ACCEPT_PAUSE_MS * 1000000;
+            srv->accept_resume_ns = mbsc_monotonic_ns() + (int64_t)ACCEPT_PAUSE_MS * 1000000;
             emit_refused(srv, peer, r, why);
             return;
         }
@@ -614,7 +608,7 @@ MBSC_API int mbsc_modbus_server_step(mbsc_modbus_server *srv, int timeout_ms)
         return MBSC_ERR_INVALID_ARG;
     if (pollfds_reserve(srv, SLOT_CONNS + srv->nconns) != MBSC_OK)
         return MBSC_ERR_NOMEM;
-    now = mb_now_ns();
+    now = mbsc_monotonic_ns();
     nconns = srv->nconns;
     n = fill_pollfds(srv, srv->pfds, srv->cap_pfds, now);
     wait = next_timeout_at(srv, now);
@@ -629,7 +623,7 @@ MBSC_API int mbsc_modbus_server_step(mbsc_modbus_server *srv, int timeout_ms)
     listener_ready = (srv->pfds[SLOT_LISTENER].revents & (POLLIN | POLLERR | POLLHUP)) != 0;
     for (i = 0; i < nconns; i++)
         conn_service(srv, srv->conns[i], srv->pfds[SLOT_CONNS + i].revents);
-    expire_handshakes(srv, mb_now_ns());
+    expire_handshakes(srv, mbsc_monotonic_ns());
     sweep_closed(srv);
     if (listener_ready)
         accept_some(srv);
@@ -641,12 +635,12 @@ MBSC_API size_t mbsc_modbus_server_fds(const mbsc_modbus_server *srv, struct pol
 {
     if (srv == NULL)
         return 0;
-    return fill_pollfds(srv, fds, fds != NULL ? cap : 0, mb_now_ns());
+    return fill_pollfds(srv, fds, fds != NULL ? cap : 0, mbsc_monotonic_ns());
 }
 
 MBSC_API int mbsc_modbus_server_next_timeout(const mbsc_modbus_server *srv)
 {
-    return srv != NULL ? next_timeout_at(srv, mb_now_ns()) : -1;
+    return srv != NULL ? next_timeout_at(srv, mbsc_monotonic_ns()) : -1;
 }
 
 MBSC_API int mbsc_modbus_server_run(mbsc_modbus_server *srv)
@@ -689,17 +683,9 @@ MBSC_API void mbsc_modbus_server_set_event_fn(mbsc_modbus_server *srv, mbsc_modb
 
 MBSC_API int mbsc_modbus_server_address(const mbsc_modbus_server *srv, char *buf, size_t len)
 {
-    size_t n;
-
-    if (srv == NULL || buf == NULL || len == 0)
+    if (srv == NULL)
         return MBSC_ERR_INVALID_ARG;
-    n = strlen(srv->addr);
-    if (n >= len) {
-        buf[0] = '\0';
-        return MBSC_ERR_BUFFER_TOO_SMALL;
-    }
-    memcpy(buf, srv->addr, n + 1);
-    return MBSC_OK;
+    return mbsc_listener_address(srv->listener, buf, len);
 }
 
 MBSC_API int mbsc_modbus_server_set_max_connections(mbsc_modbus_server *srv, unsigned n)
@@ -724,7 +710,7 @@ static int wake_pipe(int wake[2], char *why, size_t why_len)
 
         wake[0] = wake[1] = -1;
         mbsc_why(why, why_len, "pipe: %s", mbsc_os_error(e));
-        return (e == EMFILE || e == ENFILE) ? MBSC_ERR_FD_LIMIT : MBSC_ERR_IO;
+        return mbsc_sock_fd_error(e, MBSC_ERR_IO);
     }
     for (i = 0; i < 2; i++) {
         int fl = fcntl(wake[i], F_GETFL);
@@ -807,8 +793,6 @@ MBSC_API int mbsc_modbus_server_new(mbsc_modbus_server **out, const char *hostpo
         r = server_context(srv, why, why_len);
     if (r == MBSC_OK)
         r = mbsc_listen(hostport, &srv->listener, why, why_len);
-    if (r == MBSC_OK)
-        r = mbsc_listener_address(srv->listener, srv->addr, sizeof srv->addr);
     if (r != MBSC_OK) {
         mbsc_modbus_server_free(srv);
         return r;
@@ -833,10 +817,10 @@ MBSC_API void mbsc_modbus_server_free(mbsc_modbus_server *srv)
         modbus_close(srv->mb); /* closes pair[1] */
         modbus_free(srv->mb);
     } else {
-        mb_close(srv->pair[1]);
+        mbsc_sock_close(srv->pair[1]);
     }
-    mb_close(srv->pair[0]);
-    mb_close(srv->wake[0]);
-    mb_close(srv->wake[1]);
+    mbsc_sock_close(srv->pair[0]);
+    mbsc_sock_close(srv->wake[0]);
+    mbsc_sock_close(srv->wake[1]);
     free(srv);
 }
