@@ -15,9 +15,10 @@
  *    released with _free, which wipes every secret they hold.
  *  - Call sodium_init() (or mbsc functions that say they do) before use;
  *    mbsc uses libsodium for randomness, hashing and wiping.
- *  - No global mutable state: distinct objects may be used from distinct
- *    threads; one object must not be used by two threads at once unless
- *    its header says so.
+ *  - No global mutable state (one exception: the libmodbus client adapter
+ *    keeps a mutex-protected registry of its contexts, see mbsc/modbus.h):
+ *    distinct objects may be used from distinct threads; one object must
+ *    not be used by two threads at once unless its header says so.
  */
 #ifndef MBSC_H
 #define MBSC_H
