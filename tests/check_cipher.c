@@ -81,9 +81,9 @@ static void run_kat(int cipher_index, int i)
     }
     for (pos = 0; pos < kc->keystream_len; pos++)
         ck_assert_msg(ks[pos] == kc->keystream[pos],
-                      "%s vector at line %u (%s): keystream byte %zu is %02x, expected %02x",
-                      cipher_names[cipher_index], kc->line, kc->source, pos + kc->offset,
-                      ks[pos], kc->keystream[pos]);
+                      "%s vector at line %u (%s): keystream byte %lu is %02x, expected %02x",
+                      cipher_names[cipher_index], kc->line, kc->source,
+                      (unsigned long)pos + kc->offset, ks[pos], kc->keystream[pos]);
     mbsc_stream_wipe(&st);
     free(ks);
 }
