@@ -49,6 +49,8 @@ MBSC_API const char *mbsc_strerror(int code)
     case MBSC_ERR_ALLOWLIST_DUPLICATE: return "key listed twice in the allow-list";
     case MBSC_ERR_BAD_ADU: return "payload is not a Modbus/TCP ADU";
     case MBSC_ERR_MODBUS: return "libmodbus call failed";
+    case MBSC_ERR_POLICY_SYNTAX: return "malformed policy line";
+    case MBSC_ERR_POLICY_DENIED: return "request not allowed for the master's role";
     }
     return "unknown error";
 }

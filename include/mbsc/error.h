@@ -68,7 +68,11 @@ enum mbsc_error {
 
     /* Modbus layer */
     MBSC_ERR_BAD_ADU = -50, /* authenticated payload is not a Modbus/TCP ADU */
-    MBSC_ERR_MODBUS = -51   /* libmodbus call failed */
+    MBSC_ERR_MODBUS = -51,  /* libmodbus call failed */
+
+    /* Roles and rights (mbsc/policy.h) */
+    MBSC_ERR_POLICY_SYNTAX = -60, /* malformed policy file line */
+    MBSC_ERR_POLICY_DENIED = -61  /* the master's role may not make this request */
 };
 
 /*
