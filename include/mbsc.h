@@ -29,6 +29,7 @@
 #include "mbsc/keys.h"
 #include "mbsc/session.h"
 #include "mbsc/conn.h"
+#include "mbsc/server.h"
 /* @umbrella: further headers above this line */
 
 #endif /* MBSC_H */
