@@ -3,12 +3,15 @@
  *
  *   secure_slave --listen HOST:PORT --key FILE --authorized FILE
  *                [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]
+ *                [--max-unconfirmed N] [--max-connections N]
+ *                [--max-per-address N] [--idle-timeout MS] [--log-interval MS]
  *
  * It serves one libmodbus mapping (SLAVE_ITEMS coils, discrete inputs,
  * holding registers and input registers, all zero at start) to any number
- * of masters at once, from one poll loop (mbsc_modbus_server_run).  Only
+ * of masters at once, from one event loop (mbsc_modbus_server_run).  Only
  * masters whose public key is in the --authorized allow-list get through
- * the handshake; only authenticated requests reach libmodbus.
+ * the handshake; only authenticated requests reach libmodbus.  The limits
+ * that keep it serving under attack (mbsc/server.h) each have an option.
  *
  * Input register 0 counts the requests served (it wraps at 65536), so a
  * master can see the slave at work without any other application logic.
@@ -16,13 +19,16 @@
  * Output, for scripts and logs:
  *   stdout  exactly one line, "listening on HOST:PORT" with the real port
  *           (useful with port 0), flushed as soon as the socket listens;
- *   stderr  one line per connection event and errors, "secure_slave: ...".
+ *   stderr  one line per confirmed connection and its end, errors, and at
+ *           most one summary of refused connections per log interval (an
+ *           unknown master key is printed once), "secure_slave: ...".
  *
  * Exit status: 0 after SIGINT or SIGTERM, 1 on a runtime failure (keys,
  * allow-list, address), 2 on a bad command line.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +55,36 @@ struct options {
     const char *psk;
     const char *ciphers;
     unsigned long handshake_timeout_ms; /* 0: the library's default */
+    /* Server limits; 0 (or ULONG_MAX for idle) means the library's default. */
+    unsigned long max_unconfirmed, max_connections, max_per_address, log_interval_ms;
+    unsigned long idle_timeout_ms;
+    int idle_given;
 };
+
+/* The numeric options: name, slot, range, and the server limit they set. */
+struct numeric_option {
+    const char *name;
+    size_t offset; /* in struct options */
+    unsigned long min, max;
+    int limit;     /* enum mbsc_server_limit, 0 for none */
+};
+
+static const struct numeric_option numeric_options[] = {
+    {"--handshake-timeout", offsetof(struct options, handshake_timeout_ms), 1,
+     MAX_HANDSHAKE_TIMEOUT_MS, MBSC_SERVER_HANDSHAKE_TIMEOUT_MS},
+    /* The total first: the unconfirmed budget is clamped to it. */
+    {"--max-connections", offsetof(struct options, max_connections), 1, 1000000,
+     MBSC_SERVER_MAX_CONNECTIONS},
+    {"--max-unconfirmed", offsetof(struct options, max_unconfirmed), 1, 1000000,
+     MBSC_SERVER_MAX_UNCONFIRMED},
+    {"--max-per-address", offsetof(struct options, max_per_address), 1, 1000000,
+     MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS},
+    {"--idle-timeout", offsetof(struct options, idle_timeout_ms), 0, MAX_HANDSHAKE_TIMEOUT_MS * 24,
+     MBSC_SERVER_IDLE_TIMEOUT_MS},
+    {"--log-interval", offsetof(struct options, log_interval_ms), 1, MAX_HANDSHAKE_TIMEOUT_MS,
+     MBSC_SERVER_LOG_INTERVAL_MS},
+};
+#define N_NUMERIC (sizeof numeric_options / sizeof numeric_options[0])
 
 /*
  * The server, for the signal handler.  mbsc_modbus_server_stop() is
@@ -62,6 +97,8 @@ static void usage(FILE *out)
 {
     fputs("usage: " PROG " --listen HOST:PORT --key FILE --authorized FILE\n"
           "                    [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]\n"
+          "                    [--max-unconfirmed N] [--max-connections N]\n"
+          "                    [--max-per-address N] [--idle-timeout MS] [--log-interval MS]\n"
           "       " PROG " --help\n"
           "\n"
           "Serves Modbus/TCP through the mbsc secure channel: 1000 coils, discrete\n"
@@ -74,8 +111,18 @@ static void usage(FILE *out)
           "  --authorized FILE      allow-list: one '<public key> <name> [role]' per line\n"
           "  --psk FILE             pre-shared key, if the masters use one\n"
           "  --ciphers LIST         ciphers allowed, comma-separated (default: all)\n"
-          "  --handshake-timeout MS time a master has to finish the handshake\n"
-          "                         (default 10000)\n"
+          "  --handshake-timeout MS time a master has to finish the handshake,\n"
+          "                         confirmation included (default 2000)\n"
+          "  --max-unconfirmed N    connections not yet confirmed at once (default 64);\n"
+          "                         when full, the oldest of them makes room\n"
+          "  --max-connections N    connections at once (default 1024, and below the\n"
+          "                         descriptor limit, ulimit -n, minus 16)\n"
+          "  --max-per-address N    unconfirmed connections per source address\n"
+          "                         (default 4)\n"
+          "  --idle-timeout MS      close confirmed sessions idle that long\n"
+          "                         (default 0: never)\n"
+          "  --log-interval MS      at most one summary of refused connections per\n"
+          "                         interval (default 10000)\n"
           "\n"
           "The first line on stdout is 'listening on HOST:PORT' with the real port.\n"
           "Connection events are logged on stderr.  SIGINT or SIGTERM stops the\n"
@@ -92,8 +139,9 @@ static int parse_args(int argc, char **argv, struct options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *val;
         const char **slot = NULL;
+        const struct numeric_option *num = NULL;
         const char *eq;
-        size_t name_len;
+        size_t name_len, k;
 
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -115,18 +163,26 @@ static int parse_args(int argc, char **argv, struct options *o)
             slot = &o->psk;
         else if (IS("--ciphers"))
             slot = &o->ciphers;
-        else if (!IS("--handshake-timeout"))
+        for (k = 0; slot == NULL && k < N_NUMERIC; k++)
+            if (name_len == strlen(numeric_options[k].name) &&
+                strncmp(a, numeric_options[k].name, name_len) == 0)
+                num = &numeric_options[k];
+        if (slot == NULL && num == NULL)
             return ex_usage_error("unknown option '%.200s' (see --help)", a);
 #undef IS
         val = ex_option_value(argc, argv, &i, eq, a);
         if (val == NULL)
             return EX_USAGE;
-        if (slot == NULL) { /* --handshake-timeout */
-            if (o->handshake_timeout_ms != 0)
-                return ex_usage_error("--handshake-timeout given twice");
-            if (ex_parse_ulong(val, 1, MAX_HANDSHAKE_TIMEOUT_MS, &o->handshake_timeout_ms) != 0)
-                return ex_usage_error("--handshake-timeout '%.200s': expected 1..3600000 (ms)",
-                                      val);
+        if (num != NULL) {
+            unsigned long *dst = (unsigned long *)(void *)((char *)o + num->offset);
+
+            if (*dst != 0 || (num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS && o->idle_given))
+                return ex_usage_error("%s given twice", num->name);
+            if (ex_parse_ulong(val, num->min, num->max, dst) != 0)
+                return ex_usage_error("%s '%.200s': expected %lu..%lu", num->name, val, num->min,
+                                      num->max);
+            if (num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS)
+                o->idle_given = 1;
             continue;
         }
         if (*slot != NULL)
@@ -179,10 +235,12 @@ static void on_event(void *user, const struct mbsc_modbus_event *ev)
         map->tab_input_registers[0] = (uint16_t)(map->tab_input_registers[0] + 1u);
         break;
     case MBSC_MODBUS_EVENT_CLOSED:
-        if (ev->peer_name != NULL)
-            ex_msg("%s (%s) closed: %s", addr, ev->peer_name, close_reason(ev));
-        else
-            ex_msg("%s closed during the handshake: %s", addr, close_reason(ev));
+        ex_msg("%s (%s) closed: %s", addr, ev->peer_name != NULL ? ev->peer_name : "?",
+               close_reason(ev));
+        break;
+    case MBSC_MODBUS_EVENT_LOG:
+        /* Refusals summed up per interval, an unknown key once: never a flood. */
+        ex_msg("%s", ev->detail != NULL ? ev->detail : "");
         break;
     default:
         break; /* events added later are not ours to log */
@@ -256,6 +314,29 @@ fail:
     return NULL;
 }
 
+/* The server limits given on the command line; -1 if one is refused. */
+static int apply_limits(const struct options *o, mbsc_server *core)
+{
+    size_t k;
+
+    for (k = 0; k < N_NUMERIC; k++) {
+        const struct numeric_option *num = &numeric_options[k];
+        unsigned long v = *(const unsigned long *)(const void *)((const char *)o + num->offset);
+
+        if (v == 0 && !(num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS && o->idle_given))
+            continue;
+        if (mbsc_server_set_limit(core, (enum mbsc_server_limit)num->limit, (unsigned)v) !=
+            MBSC_OK) {
+            ex_msg("%s %lu: rejected by the library", num->name, v);
+            return -1;
+        }
+        if (mbsc_server_get_limit(core, (enum mbsc_server_limit)num->limit) != v)
+            ex_msg("warning: %s %lu lowered to %u (descriptor limit, ulimit -n)", num->name, v,
+                   mbsc_server_get_limit(core, (enum mbsc_server_limit)num->limit));
+    }
+    return 0;
+}
+
 /* Serve until a stop signal; returns the exit status. */
 static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *map)
 {
@@ -268,6 +349,10 @@ static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *ma
         return EX_FAILURE;
     }
     mbsc_modbus_server_set_event_fn(srv, on_event, map);
+    if (apply_limits(o, mbsc_modbus_server_core(srv)) != 0) {
+        mbsc_modbus_server_free(srv);
+        return EX_FAILURE;
+    }
     running_server = srv;
     /* Handlers before the "listening" line: a script that signals us as soon
      * as it has read the line must get a clean exit, not a default death. */

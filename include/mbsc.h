@@ -30,6 +30,7 @@
 #include "mbsc/session.h"
 #include "mbsc/conn.h"
 #include "mbsc/policy.h"
+#include "mbsc/server.h"
 /* @umbrella: further headers above this line */
 
 #endif /* MBSC_H */

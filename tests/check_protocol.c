@@ -116,7 +116,7 @@ START_TEST(handshake)
     mbsc_allowlist *al = mbsc_allowlist_new();
     mbsc_config *mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
     mbsc_config *scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
-    mbsc_session *m, *s;
+    mbsc_session *m, *s, *s2;
     int err;
 
     hex_field(v, "master_static", master_priv, 32);
@@ -157,28 +157,63 @@ START_TEST(handshake)
     ck_assert_msg(s != NULL, "slave: %s", mbsc_strerror(err));
 
     assert_output(m, v, "message1_frame", _i);
+    {
+        /* A second slave sees the same message 1: same keys, for the master's own frames. */
+        size_t m1_len;
+        const uint8_t *m1 = mbsc_session_output(m, &m1_len);
+        size_t used;
+
+        s2 = mbsc_session_new_for_testing(scfg, slave_e, &err);
+        ck_assert_msg(s2 != NULL, "slave 2: %s", mbsc_strerror(err));
+        ck_assert_int_eq(mbsc_session_feed(s2, m1, m1_len, &used), MBSC_OK);
+        ck_assert_uint_eq(used, m1_len);
+        mbsc_session_output_consumed(s2, MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY);
+    }
     ck_assert_int_eq(deliver(m, s), MBSC_OK);
-    ck_assert(mbsc_session_established(s));
+    /* Key confirmation: message 1 alone establishes nothing and names nobody. */
+    ck_assert(!mbsc_session_established(s));
+    ck_assert_ptr_null(mbsc_session_peer_name(s));
     assert_output(s, v, "message2_frame", _i);
     ck_assert_int_eq(deliver(s, m), MBSC_OK);
     ck_assert(mbsc_session_established(m));
 
     ck_assert_uint_eq(mbsc_cipher_id(mbsc_session_cipher(m)), int_field(v, "chosen"));
-    ck_assert_uint_eq(mbsc_cipher_id(mbsc_session_cipher(s)), int_field(v, "chosen"));
     want_len = hex_field(v, "handshake_hash", want, sizeof want);
     ck_assert_int_eq(mbsc_session_handshake_hash(m, buf), MBSC_OK);
     assert_bytes(buf, 64, want, want_len, "master handshake hash", _i);
+
+    /*
+     * The master's frame 0 is now its confirmation keep-alive, which the
+     * vectors predate: slave 2 takes it (and the master's request as frame
+     * 1); slave 1 takes the vector's first request frame as its frame 0.
+     */
+    mbsc_session_output(m, &len);
+    ck_assert_uint_eq(len, MBSC_FRAME_OVERHEAD);
+    ck_assert_int_eq(deliver(m, s2), MBSC_OK);
+    ck_assert(mbsc_session_established(s2));
+    ck_assert_int_eq(mbsc_session_recv(s2, buf, sizeof buf, &len), 0); /* consumed */
+
+    want_len = hex_field(v, "first_request_frame", want, sizeof want);
+    {
+        size_t used;
+        ck_assert_int_eq(mbsc_session_feed(s, want, want_len, &used), MBSC_OK);
+        ck_assert_uint_eq(used, want_len);
+    }
+    ck_assert(mbsc_session_established(s));
+    ck_assert_uint_eq(mbsc_cipher_id(mbsc_session_cipher(s)), int_field(v, "chosen"));
+    want_len = hex_field(v, "handshake_hash", want, sizeof want);
     ck_assert_int_eq(mbsc_session_handshake_hash(s, buf), MBSC_OK);
     assert_bytes(buf, 64, want, want_len, "slave handshake hash", _i);
     ck_assert_str_eq(mbsc_session_peer_name(s), "vector-master");
 
     /* First request and response: the Split() keys at work. */
     want_len = hex_field(v, "first_request_adu", want, sizeof want);
-    ck_assert_int_eq(mbsc_session_send(m, want, want_len), MBSC_OK);
-    assert_output(m, v, "first_request_frame", _i);
-    ck_assert_int_eq(deliver(m, s), MBSC_OK);
     ck_assert_int_eq(mbsc_session_recv(s, buf, sizeof buf, &len), 1);
     assert_bytes(buf, len, want, want_len, "request at the slave", _i);
+    ck_assert_int_eq(mbsc_session_send(m, want, want_len), MBSC_OK);
+    ck_assert_int_eq(deliver(m, s2), MBSC_OK);
+    ck_assert_int_eq(mbsc_session_recv(s2, buf, sizeof buf, &len), 1);
+    assert_bytes(buf, len, want, want_len, "master's request at slave 2", _i);
 
     want_len = hex_field(v, "first_response_adu", want, sizeof want);
     ck_assert_int_eq(mbsc_session_send(s, want, want_len), MBSC_OK);
@@ -189,6 +224,7 @@ START_TEST(handshake)
 
     mbsc_session_free(m);
     mbsc_session_free(s);
+    mbsc_session_free(s2);
     mbsc_config_free(mcfg);
     mbsc_config_free(scfg);
     mbsc_allowlist_free(al);

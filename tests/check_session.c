@@ -108,10 +108,27 @@ static int deliver(mbsc_session *a, mbsc_session *b, size_t *n)
 
 static void handshake(struct pair *p)
 {
+    size_t n = 0;
+
     ck_assert_int_eq(deliver(p->m, p->s, NULL), MBSC_OK);
+    /* Key confirmation: message 1 alone does not establish the slave. */
+    ck_assert(!mbsc_session_established(p->s));
+    ck_assert_ptr_null(mbsc_session_peer_name(p->s));
     ck_assert_int_eq(deliver(p->s, p->m, NULL), MBSC_OK);
     ck_assert(mbsc_session_established(p->m));
+    ck_assert(!mbsc_session_established(p->s));
+    /* The master's keep-alive confirms, and the slave keeps it to itself. */
+    ck_assert_int_eq(deliver(p->m, p->s, &n), MBSC_OK);
+    ck_assert_uint_eq(n, 0);
     ck_assert(mbsc_session_established(p->s));
+}
+
+/* The rest of a handshake whose message 1 the slave has already taken. */
+static void handshake_rest(struct pair *p)
+{
+    ck_assert_int_eq(deliver(p->s, p->m, NULL), MBSC_OK);
+    ck_assert_int_eq(deliver(p->m, p->s, NULL), MBSC_OK);
+    ck_assert(mbsc_session_established(p->m) && mbsc_session_established(p->s));
 }
 
 /* Seal payload on `from`, deliver, and check `to` gets exactly it. */
@@ -252,7 +269,10 @@ START_TEST(byte_at_a_time_and_many_frames_at_once)
     ck_assert_int_eq(feed_all(p.s, buf, len, 1, got, got_len, 40, &n_got), MBSC_OK);
     len = take_output(p.s, buf, sizeof buf);
     ck_assert_int_eq(feed_all(p.m, buf, len, 1, got, got_len, 40, &n_got), MBSC_OK);
+    len = take_output(p.m, buf, sizeof buf); /* the confirmation keep-alive */
+    ck_assert_int_eq(feed_all(p.s, buf, len, 1, got, got_len, 40, &n_got), MBSC_OK);
     ck_assert(mbsc_session_established(p.m) && mbsc_session_established(p.s));
+    ck_assert_uint_eq(n_got, 0);
 
     /* 40 frames of 0..39 bytes, sealed back to back. */
     for (i = 0; i < 40; i++) {
@@ -445,6 +465,9 @@ START_TEST(unknown_master_key)
     ck_assert_uint_eq(len, 0);
     ck_assert_ptr_null(mbsc_session_peer_name(p.s));
     ck_assert_int_eq(mbsc_session_peer_public_key(p.s, key), MBSC_ERR_STATE);
+    /* The refused key is there for the operator, and it is the stranger's. */
+    ck_assert_int_eq(mbsc_session_refused_key(p.s, key), MBSC_OK);
+    ck_assert_mem_eq(key, stranger.public_key, 32);
     mbsc_keypair_wipe(&stranger);
     pair_free(&p);
 }
@@ -539,7 +562,20 @@ static int slave_reads_offer(const uint8_t *offer, size_t offer_len, unsigned *c
                      MBSC_OK);
     mbsc_store16_be(msg, (uint16_t)len);
     rc = mbsc_session_feed(p.s, msg, len + 2, &used);
-    *chosen = rc == MBSC_OK ? mbsc_cipher_id(mbsc_session_cipher(p.s)) : 0;
+    *chosen = 0;
+    if (rc == MBSC_OK) {
+        /* The slave is not confirmed yet: read its choice from message 2. */
+        uint8_t choice[16];
+        size_t out_len, choice_len = 0;
+        const uint8_t *out = mbsc_session_output(p.s, &out_len);
+
+        ck_assert_uint_gt(out_len, 2);
+        ck_assert_int_eq(mbsc_noise_read_message(&hs, out + 2, out_len - 2, choice,
+                                                 sizeof choice, &choice_len),
+                         MBSC_OK);
+        ck_assert_uint_eq(choice_len, 1);
+        *chosen = choice[0];
+    }
     mbsc_noise_wipe(&hs);
     pair_free(&p);
     return rc;
@@ -667,6 +703,221 @@ START_TEST(rekey_boundary_both_directions)
 }
 END_TEST
 
+/* ---- key confirmation ------------------------------------------------------------ */
+
+/*
+ * A captured message 1 replayed to a fresh slave: it answers, but without
+ * the master's ephemeral key nobody can seal a frame it opens, so it never
+ * becomes established nor names the master; any frame fails it and wipes
+ * the name it had learnt.
+ */
+START_TEST(replayed_message1_never_confirms)
+{
+    static uint8_t m1[MBSC_MAX_FRAME_BODY + 2], forged[64];
+    mbsc_session *replay;
+    struct pair p;
+    size_t m1_len, used, n = 0;
+    uint8_t key[32];
+    int err;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    m1_len = take_output(p.m, m1, sizeof m1);
+    ck_assert_int_eq(mbsc_session_feed(p.s, m1, m1_len, &used), MBSC_OK);
+    handshake_rest(&p);
+
+    replay = mbsc_session_new(p.peers.scfg, &err);
+    ck_assert_ptr_nonnull(replay);
+    ck_assert_int_eq(mbsc_session_feed(replay, m1, m1_len, &used), MBSC_OK);
+    ck_assert(!mbsc_session_established(replay));
+    ck_assert_ptr_null(mbsc_session_peer_name(replay));
+    ck_assert_ptr_null(mbsc_session_peer_role(replay));
+    ck_assert_ptr_null(mbsc_session_cipher(replay));
+    ck_assert_int_eq(mbsc_session_peer_public_key(replay, key), MBSC_ERR_STATE);
+    ck_assert_uint_eq(mbsc_session_state(replay) & MBSC_SESSION_ESTABLISHED, 0);
+    /* The slave never sends a frame before it is confirmed. */
+    ck_assert_int_eq(mbsc_session_send(replay, forged, 4), MBSC_ERR_STATE);
+
+    /* The real master's keep-alive belongs to the other session's keys. */
+    ck_assert_int_eq(mbsc_session_send(p.m, NULL, 0), MBSC_OK);
+    ck_assert_int_eq(deliver(p.m, replay, &n), MBSC_ERR_BAD_TAG);
+    ck_assert(!mbsc_session_established(replay));
+    ck_assert_ptr_null(mbsc_session_peer_name(replay));
+    ck_assert_uint_ne(mbsc_session_state(replay) & MBSC_SESSION_CLOSED, 0);
+    mbsc_session_free(replay);
+    pair_free(&p);
+}
+END_TEST
+
+/* A confirmed slave that fails later forgets its peer's name, role and key. */
+START_TEST(failed_session_forgets_peer)
+{
+    static uint8_t junk[40];
+    struct pair p;
+    uint8_t key[32];
+    size_t used;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    handshake(&p);
+    ck_assert_str_eq(mbsc_session_peer_name(p.s), "plc-1");
+    ck_assert_str_eq(mbsc_session_peer_role(p.s), "operator");
+    ck_assert_int_eq(mbsc_session_peer_public_key(p.s, key), MBSC_OK);
+    mbsc_store16_be(junk, (uint16_t)(sizeof junk - 2));
+    ck_assert_int_eq(mbsc_session_feed(p.s, junk, sizeof junk, &used), MBSC_ERR_BAD_TAG);
+    ck_assert_ptr_null(mbsc_session_peer_name(p.s));
+    ck_assert_ptr_null(mbsc_session_peer_role(p.s));
+    ck_assert_int_eq(mbsc_session_peer_public_key(p.s, key), MBSC_ERR_STATE);
+    ck_assert_int_eq(mbsc_session_refused_key(p.s, key), MBSC_ERR_STATE);
+    pair_free(&p);
+}
+END_TEST
+
+/* A first frame with a payload confirms and is delivered (only an empty one is kept). */
+START_TEST(first_request_confirms_too)
+{
+    static uint8_t buf[2 * (MBSC_MAX_FRAME_BODY + 2)];
+    static const uint8_t req[] = {0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 1};
+    struct pair p;
+    uint8_t got[64];
+    size_t len, used, glen;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_OK);
+    ck_assert_int_eq(deliver(p.s, p.m, NULL), MBSC_OK);
+    /* Drop the keep-alive in transit: the request is then frame 0... which
+     * does not open, because the master sealed it as frame 1. */
+    len = take_output(p.m, buf, sizeof buf);
+    ck_assert_uint_eq(len, MBSC_FRAME_OVERHEAD);
+    ck_assert_int_eq(mbsc_session_send(p.m, req, sizeof req), MBSC_OK);
+    len = take_output(p.m, buf, sizeof buf);
+    ck_assert_int_eq(mbsc_session_feed(p.s, buf, len, &used), MBSC_ERR_BAD_TAG);
+    pair_free(&p);
+
+    /* Keep-alive and request in one segment: confirmed, and the request arrives. */
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    ck_assert_int_eq(deliver(p.m, p.s, NULL), MBSC_OK);
+    ck_assert_int_eq(deliver(p.s, p.m, NULL), MBSC_OK);
+    ck_assert_int_eq(mbsc_session_send(p.m, req, sizeof req), MBSC_OK);
+    len = take_output(p.m, buf, sizeof buf);
+    ck_assert_uint_eq(len, 2 * MBSC_FRAME_OVERHEAD + sizeof req);
+    ck_assert_int_eq(mbsc_session_feed(p.s, buf, len, &used), MBSC_OK);
+    ck_assert_uint_eq(used, len);
+    ck_assert(mbsc_session_established(p.s));
+    ck_assert_int_eq(mbsc_session_recv(p.s, got, sizeof got, &glen), 1);
+    ck_assert(glen == sizeof req && memcmp(got, req, glen) == 0);
+    pair_free(&p);
+}
+END_TEST
+
+/* ---- driver API ------------------------------------------------------------------- */
+
+/* Flags follow the session; zero-copy input and payloads work in any chunking. */
+START_TEST(state_query_and_zero_copy)
+{
+    static uint8_t wire[2 * (MBSC_MAX_FRAME_BODY + 2)];
+    uint8_t payload[100];
+    struct pair p;
+    size_t len, room, plen, pos, i, n_got = 0;
+    unsigned st;
+    size_t chunk = (size_t)_i + 1;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    st = mbsc_session_state(p.m);
+    ck_assert_uint_eq(st, MBSC_SESSION_SEND | MBSC_SESSION_RECV);
+    ck_assert_uint_eq(mbsc_session_state(p.s), MBSC_SESSION_RECV);
+    handshake(&p);
+    ck_assert_uint_eq(mbsc_session_state(p.s), MBSC_SESSION_RECV | MBSC_SESSION_ESTABLISHED);
+
+    for (i = 0; i < 3; i++) {
+        tu_fill_pattern(payload, sizeof payload, (uint32_t)i);
+        ck_assert_int_eq(mbsc_session_send(p.m, payload, sizeof payload - i), MBSC_OK);
+    }
+    len = take_output(p.m, wire, sizeof wire);
+    for (pos = 0; pos < len;) {
+        uint8_t *dst = mbsc_session_input_buf(p.s, &room);
+        size_t take = len - pos < chunk ? len - pos : chunk;
+
+        ck_assert_uint_gt(room, 0);
+        if (take > room)
+            take = room;
+        memcpy(dst, wire + pos, take);
+        pos += take;
+        ck_assert_int_eq(mbsc_session_input_ack(p.s, take), MBSC_OK);
+        while (mbsc_session_state(p.s) & MBSC_SESSION_PAYLOAD) {
+            const uint8_t *got = mbsc_session_payload(p.s, &plen);
+
+            tu_fill_pattern(payload, sizeof payload, (uint32_t)n_got);
+            ck_assert_ptr_nonnull(got);
+            ck_assert_uint_eq(plen, sizeof payload - n_got);
+            ck_assert(memcmp(got, payload, plen) == 0);
+            ck_assert_int_eq(mbsc_session_payload_ack(p.s), MBSC_OK);
+            n_got++;
+        }
+    }
+    ck_assert_uint_eq(n_got, 3);
+    ck_assert_ptr_null(mbsc_session_payload(p.s, &plen));
+    /* More than offered is refused and changes nothing. */
+    (void)mbsc_session_input_buf(p.s, &room);
+    ck_assert_int_eq(mbsc_session_input_ack(p.s, room + 1), MBSC_ERR_INVALID_ARG);
+    ck_assert(mbsc_session_established(p.s));
+    ck_assert_int_eq(mbsc_session_send(p.s, payload, 10), MBSC_OK);
+    ck_assert_uint_ne(mbsc_session_state(p.s) & MBSC_SESSION_SEND, 0);
+    ck_assert_int_eq(mbsc_session_feed_eof(p.s), MBSC_ERR_PEER_CLOSED);
+    st = mbsc_session_state(p.s);
+    ck_assert_uint_eq(st & (MBSC_SESSION_CLOSED | MBSC_SESSION_RECV | MBSC_SESSION_SEND),
+                      MBSC_SESSION_CLOSED);
+    (void)mbsc_session_input_buf(p.s, &room);
+    ck_assert_uint_eq(room, 0);
+    pair_free(&p);
+}
+END_TEST
+
+/* Frames buffered behind a waiting payload fill the input; taking it makes room. */
+START_TEST(input_full_behind_payload)
+{
+    static uint8_t wire[4 * (MBSC_MAX_FRAME_BODY + 2)], big[MBSC_MAX_PAYLOAD];
+    struct pair p;
+    size_t len, room, pos = 0, plen, n_got = 0;
+
+    pair_config(&p, NULL);
+    pair_sessions(&p);
+    handshake(&p);
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(mbsc_session_send(p.m, big, sizeof big), MBSC_OK);
+        len = take_output(p.m, wire + pos, sizeof wire - pos);
+        pos += len;
+    }
+    len = pos;
+    pos = 0;
+    while (pos < len) {
+        uint8_t *dst = mbsc_session_input_buf(p.s, &room);
+        size_t take = len - pos < room ? len - pos : room;
+
+        if (room == 0) {
+            ck_assert_uint_eq(mbsc_session_state(p.s) & MBSC_SESSION_RECV, 0);
+            ck_assert_ptr_nonnull(mbsc_session_payload(p.s, &plen));
+            ck_assert_int_eq(mbsc_session_payload_ack(p.s), MBSC_OK);
+            n_got++;
+            continue;
+        }
+        memcpy(dst, wire + pos, take);
+        pos += take;
+        ck_assert_int_eq(mbsc_session_input_ack(p.s, take), MBSC_OK);
+    }
+    while (mbsc_session_payload(p.s, &plen) != NULL) {
+        ck_assert_uint_eq(plen, sizeof big);
+        ck_assert_int_eq(mbsc_session_payload_ack(p.s), MBSC_OK);
+        n_got++;
+    }
+    ck_assert_uint_eq(n_got, 3);
+    pair_free(&p);
+}
+END_TEST
+
 Suite *session_suite(void)
 {
     Suite *s = suite_create("session");
@@ -698,6 +949,17 @@ Suite *session_suite(void)
     tcase_add_loop_test(tc, offer_rewritten_in_transit, 0, 6 + 16);
     tcase_add_test(tc, malformed_offers);
     tcase_add_loop_test(tc, choice_not_offered, 0, 2);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("key_confirmation");
+    tcase_add_test(tc, replayed_message1_never_confirms);
+    tcase_add_test(tc, failed_session_forgets_peer);
+    tcase_add_test(tc, first_request_confirms_too);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("driver_api");
+    tcase_add_loop_test(tc, state_query_and_zero_copy, 0, 40);
+    tcase_add_test(tc, input_full_behind_payload);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("rekey");

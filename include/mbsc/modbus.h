@@ -12,10 +12,14 @@
  *  - client (master): mbsc_modbus_connect() returns a connected modbus_t;
  *    a pump thread per connection seals what libmodbus writes and opens
  *    what the slave sends.  Every libmodbus client call then works as is.
- *  - server (slave): one poll() loop, no threads.  Each authenticated,
- *    decrypted request goes through modbus_receive() + modbus_reply() on
- *    the server's libmodbus context; the reply is sealed and sent.  Only
- *    authenticated, well-formed ADUs ever reach libmodbus's parser.
+ *  - server (slave): built on mbsc_server (mbsc/server.h): one event loop
+ *    (epoll on Linux), no threads, no select(), no FD_SETSIZE limit.  Each
+ *    opened request of a confirmed session is checked (MBAP header; then,
+ *    after the request hook, the byte counts and quantities of its
+ *    function code, and both address ranges of a 0x17 request against the
+ *    mapping) and handed to modbus_reply() directly; the reply is captured
+ *    and sealed.  Only authenticated, well-formed ADUs ever reach
+ *    libmodbus's parser.
  *
  * MODBUS_ERROR_RECOVERY_LINK would make libmodbus reconnect by itself, in
  * plaintext, after a link error.  The adapter's contexts are created with a
@@ -42,6 +46,7 @@
 
 #include "mbsc/conn.h"
 #include "mbsc/export.h"
+#include "mbsc/server.h"
 #include "mbsc/session.h"
 
 #ifdef __cplusplus
@@ -91,21 +96,28 @@ MBSC_API void mbsc_modbus_close(modbus_t *ctx);
 typedef struct mbsc_modbus_server mbsc_modbus_server;
 
 enum mbsc_modbus_event_type {
-    MBSC_MODBUS_EVENT_CONNECTED = 1, /* handshake done: peer_name, cipher set */
+    MBSC_MODBUS_EVENT_CONNECTED = 1, /* session confirmed: peer_name, cipher set */
     MBSC_MODBUS_EVENT_REQUEST = 2,   /* an authenticated request, before the reply */
-    MBSC_MODBUS_EVENT_CLOSED = 3     /* connection ended: error says why */
+    MBSC_MODBUS_EVENT_CLOSED = 3,    /* a confirmed session ended: error says why */
+    MBSC_MODBUS_EVENT_LOG = 4        /* a line for the log (refusals, unknown keys): detail */
 };
 
+/*
+ * Connections that end before their session is confirmed (failed or
+ * replayed handshakes, timeouts, budgets) get no event of their own: they
+ * are counted and summed up in one LOG event per interval (mbsc/server.h).
+ */
 struct mbsc_modbus_event {
     enum mbsc_modbus_event_type type;
-    unsigned connection_id;       /* unique per connection, from 1 */
-    const char *peer_address;     /* "HOST:PORT" */
-    const char *peer_name;        /* allow-list name; NULL before the handshake */
-    const mbsc_cipher *cipher;    /* NULL before the handshake */
+    unsigned connection_id;       /* unique per connection, from 1 (0 for LOG) */
+    const char *peer_address;     /* "HOST:PORT" (NULL for LOG) */
+    const char *peer_name;        /* allow-list name (NULL for LOG) */
+    const mbsc_cipher *cipher;    /* NULL for LOG */
     int error;                    /* CLOSED: MBSC_OK for a clean close by the peer */
-    const char *detail;           /* CLOSED: one line of detail, or NULL */
+    const char *detail;           /* CLOSED: one line of detail, or NULL; LOG: the line */
     const uint8_t *adu;           /* REQUEST: the request ADU */
     size_t adu_len;
+    const char *peer_role;        /* allow-list role, NULL if none */
 };
 
 typedef void (*mbsc_modbus_event_fn)(void *user, const struct mbsc_modbus_event *ev);
@@ -114,8 +126,10 @@ typedef void (*mbsc_modbus_event_fn)(void *user, const struct mbsc_modbus_event 
  * A server listening on hostport (port 0 picks a free one) that answers
  * every authenticated request from map with modbus_reply().  cfg
  * (MBSC_ROLE_SLAVE, complete) and map are borrowed: keep them alive, cfg
- * unmodified, until mbsc_modbus_server_free(); the REQUEST event may
- * change map before each reply.  Returns MBSC_OK or an error with why.
+ * unmodified, until mbsc_modbus_server_free(); the REQUEST event and the
+ * hook may change map before each reply.  Returns MBSC_OK or an error with
+ * why.  Limits (budgets, deadlines) are the server's: set them on
+ * mbsc_modbus_server_core().
  */
 MBSC_API MBSC_WUR int mbsc_modbus_server_new(mbsc_modbus_server **out, const char *hostport,
                                              const mbsc_config *cfg, modbus_mapping_t *map,
@@ -125,33 +139,80 @@ MBSC_API MBSC_WUR int mbsc_modbus_server_new(mbsc_modbus_server **out, const cha
 MBSC_API void mbsc_modbus_server_set_event_fn(mbsc_modbus_server *srv,
                                               mbsc_modbus_event_fn fn, void *user);
 
+/* ---- request hook ---- */
+
+enum mbsc_modbus_verdict {
+    MBSC_MODBUS_ALLOW = 0,  /* go on: PDU checks, then modbus_reply() from the mapping */
+    MBSC_MODBUS_REFUSE = 1, /* answer with the exception *exception_code (1..127) */
+    MBSC_MODBUS_ANSWER = 2  /* answer with the ADU the hook wrote to answer[] */
+};
+
+/* A request as the hook sees it: MBAP header checked, PDU not yet. */
+struct mbsc_modbus_request {
+    unsigned connection_id;
+    const char *peer_address;
+    const char *peer_name; /* the authenticated master's allow-list name */
+    const char *peer_role; /* its role, NULL if the allow-list gives none */
+    const mbsc_cipher *cipher;
+    const uint8_t *adu; /* MBAP header + PDU */
+    size_t adu_len;     /* 8..MBSC_MODBUS_MAX_ADU */
+    uint8_t unit_id;
+    uint8_t function;
+};
+
+/*
+ * Called for each request before anything else looks at its PDU.  REFUSE:
+ * set *exception_code (it comes in as 01, Illegal Function, which is what
+ * Modbus/TCP Security prescribes for a function the role may not use).
+ * ANSWER: write a whole ADU (MBAP header with the request's transaction
+ * id, then the PDU) of *answer_len bytes to answer; one that is not such
+ * an ADU ends the connection with MBSC_ERR_MODBUS.  The hook must not
+ * keep req or its pointers.
+ */
+typedef enum mbsc_modbus_verdict (*mbsc_modbus_hook_fn)(void *user,
+                                                        const struct mbsc_modbus_request *req,
+                                                        uint8_t *exception_code,
+                                                        uint8_t answer[MBSC_MODBUS_MAX_ADU],
+                                                        size_t *answer_len);
+
+/* Install (or with NULL remove) the request hook. */
+MBSC_API void mbsc_modbus_server_set_request_hook(mbsc_modbus_server *srv,
+                                                  mbsc_modbus_hook_fn fn, void *user);
+
+/* The generic server underneath: limits, statistics, its descriptor. */
+MBSC_API mbsc_server *mbsc_modbus_server_core(mbsc_modbus_server *srv);
+
 /* The listening address "HOST:PORT", with the real port. */
 MBSC_API int mbsc_modbus_server_address(const mbsc_modbus_server *srv, char *buf, size_t len);
 
 /*
- * Most connections served at once (default 256).  Extra ones are closed at
- * once, with a CLOSED event (MBSC_ERR_FD_LIMIT, "too many connections").
+ * Most connections served at once: the server's MBSC_SERVER_MAX_CONNECTIONS
+ * (default 1024, clamped to RLIMIT_NOFILE).  A newcomer beyond it takes the
+ * place of the oldest unconfirmed connection, or is refused (counted in
+ * the LOG summary).
  */
 MBSC_API int mbsc_modbus_server_set_max_connections(mbsc_modbus_server *srv, unsigned n);
 
 /*
- * One turn of the loop: wait up to timeout_ms for activity, accept,
- * advance handshakes, answer requests, expire handshakes that take longer
- * than the config's timeout.  Returns MBSC_OK (also on a timeout with
- * nothing to do) or a fatal error of the listening socket.  For
- * applications with their own loop: call it when mbsc_modbus_server_fds()
- * report activity, with timeout_ms 0.
+ * One turn of the loop (mbsc_server_step): wait up to timeout_ms for
+ * activity, accept, advance handshakes, answer requests, expire deadlines.
+ * Returns MBSC_OK (also on a timeout with nothing to do) or a fatal error.
+ * For applications with their own loop: call it with timeout_ms 0 when the
+ * descriptor of mbsc_modbus_server_fds() is readable or
+ * mbsc_modbus_server_next_timeout() has passed.
  */
 MBSC_API int mbsc_modbus_server_step(mbsc_modbus_server *srv, int timeout_ms);
 
 /*
- * The descriptors the server waits on, for an external poll() loop: fills
- * up to cap entries (fd and events) and returns how many it needs.
+ * The descriptor to wait on for an external poll() loop: one entry (the
+ * server's epoll descriptor, POLLIN) whatever the number of connections.
+ * Returns how many it needs (1; 0 where the server has no such descriptor,
+ * see mbsc_server_fd()).
  */
 MBSC_API size_t mbsc_modbus_server_fds(const mbsc_modbus_server *srv, struct pollfd *fds,
                                        size_t cap);
 
-/* Milliseconds until the next handshake deadline (-1: none), for poll(). */
+/* Milliseconds until the next deadline (-1: none), for poll(). */
 MBSC_API int mbsc_modbus_server_next_timeout(const mbsc_modbus_server *srv);
 
 /* Run steps until mbsc_modbus_server_stop(); returns MBSC_OK or the fatal error. */

@@ -14,7 +14,12 @@
  *   1. mbsc_config_new() + setters, once per process or per listener;
  *   2. mbsc_session_new(cfg): a master has handshake message 1 ready in its
  *      output at once; a slave waits for it;
- *   3. bytes flow until mbsc_session_established() is true;
+ *   3. bytes flow until mbsc_session_established() is true.  A master is
+ *      established once message 2 checks out; it then queues an empty
+ *      keep-alive frame at once.  A slave is established only when that
+ *      first transport frame from the master has opened (key confirmation:
+ *      message 1 alone may be a replay, docs/protocol.md), and only then
+ *      names its peer; the confirming keep-alive is not handed out;
  *   4. payloads flow; every frame is authenticated before it is decrypted;
  *   5. mbsc_session_free() wipes every secret.
  *
@@ -170,11 +175,60 @@ MBSC_API MBSC_WUR int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t ca
  */
 MBSC_API MBSC_WUR int mbsc_session_send(mbsc_session *s, const uint8_t *payload, size_t len);
 
+/* ---- Driver API: one query, zero-copy input ------------------------------ */
+
+/*
+ * What a driver must do next, in one query (as BearSSL's
+ * br_ssl_engine_current_state()).  Flags:
+ *   MBSC_SESSION_SEND        output waits: mbsc_session_output() + _consumed();
+ *   MBSC_SESSION_RECV        the input has room: read into mbsc_session_input_buf();
+ *   MBSC_SESSION_PAYLOAD     an opened payload waits: mbsc_session_payload() or recv();
+ *   MBSC_SESSION_ESTABLISHED handshake done (and, on a slave, confirmed);
+ *   MBSC_SESSION_CLOSED      the session failed: mbsc_session_error() says why.
+ * A driver that waits on a socket asks for POLLOUT while SEND is set and
+ * POLLIN while RECV is set.  NULL gives MBSC_SESSION_CLOSED.
+ */
+#define MBSC_SESSION_SEND 0x01u
+#define MBSC_SESSION_RECV 0x02u
+#define MBSC_SESSION_PAYLOAD 0x04u
+#define MBSC_SESSION_ESTABLISHED 0x08u
+#define MBSC_SESSION_CLOSED 0x10u
+MBSC_API unsigned mbsc_session_state(const mbsc_session *s);
+
+/*
+ * Zero-copy input: the free room at the end of the session's input buffer
+ * (*len bytes, 0 when full or failed; the pointer is never NULL).  Read
+ * from the socket straight into it, then call mbsc_session_input_ack()
+ * with the number of bytes written.  Valid until the next call on s.
+ */
+MBSC_API uint8_t *mbsc_session_input_buf(mbsc_session *s, size_t *len);
+
+/*
+ * n bytes were written into the input buffer: open every whole frame,
+ * stopping at the first payload (the rest stays buffered and opens once
+ * the payload is taken).  MBSC_ERR_INVALID_ARG if n exceeds the room that
+ * mbsc_session_input_buf() offered (nothing changes), else MBSC_OK or the
+ * session's sticky error.
+ */
+MBSC_API MBSC_WUR int mbsc_session_input_ack(mbsc_session *s, size_t n);
+
+/*
+ * Zero-copy output of an opened payload: a pointer to it and its length
+ * (NULL and 0 when none waits; an empty keep-alive gives a non-NULL pointer
+ * and 0).  Valid until mbsc_session_payload_ack(), which wipes it and opens
+ * what was buffered behind it (MBSC_OK or the sticky error).
+ */
+MBSC_API const uint8_t *mbsc_session_payload(const mbsc_session *s, size_t *len);
+MBSC_API int mbsc_session_payload_ack(mbsc_session *s);
+
 /* ---- Queries ------------------------------------------------------------ */
 
 /* Queries accept NULL: they then report "not established", no cipher, etc. */
 
-/* 1 once the handshake is complete and the session not failed, else 0. */
+/*
+ * 1 once the handshake is complete (a slave: and confirmed by the master's
+ * first transport frame) and the session not failed, else 0.
+ */
 MBSC_API int mbsc_session_established(const mbsc_session *s);
 
 /* MBSC_OK, or the sticky error that ended the session. */
@@ -188,19 +242,30 @@ MBSC_API const mbsc_cipher *mbsc_session_cipher(const mbsc_session *s);
 
 /*
  * The peer's authenticated static public key: MBSC_OK once known (slave:
- * after message 1 was accepted; master: from the config), else
- * MBSC_ERR_STATE.
+ * once established, i.e. confirmed; master: from the config), else
+ * MBSC_ERR_STATE.  A failed session forgets it (MBSC_ERR_STATE).
  */
 MBSC_API int mbsc_session_peer_public_key(const mbsc_session *s,
                                           uint8_t public_key[MBSC_KEY_BYTES]);
 
 /*
  * Slave: the allow-list name and role (NULL if none) of the authenticated
- * master, valid for the session's lifetime.  Master, or before the
- * handshake: NULL.
+ * master, once the session is established (confirmed), valid until the
+ * session fails or is freed.  Master, before confirmation, or after a
+ * failure: NULL.
  */
 MBSC_API const char *mbsc_session_peer_name(const mbsc_session *s);
 MBSC_API const char *mbsc_session_peer_role(const mbsc_session *s);
+
+/*
+ * Slave: after the handshake failed with MBSC_ERR_UNKNOWN_PEER, the static
+ * public key that message 1 carried and the allow-list did not hold
+ * (public, for the operator to paste into the allow-list if it is right).
+ * MBSC_OK, or MBSC_ERR_STATE when no key was refused.  Message 1 proves
+ * possession of that key's private half, but it may be a replay.
+ */
+MBSC_API int mbsc_session_refused_key(const mbsc_session *s,
+                                      uint8_t public_key[MBSC_KEY_BYTES]);
 
 /*
  * The Noise handshake hash (64 bytes), a unique identifier of this session

@@ -1,12 +1,12 @@
 /*
  * conn.c - blocking, timed connections over the sans-I/O session engine.
  *
- * A connection is a non-blocking TCP socket, an mbsc_session and one input
- * buffer.  Every call moves bytes the same way (conn_pump): send what the
- * session has queued, poll the socket until the call's deadline, read what
- * arrived and feed it to the session.  A read may bring several frames; the
- * session stops at each opened payload, and the bytes it has not consumed
- * yet stay in the input buffer for the next call.
+ * A connection is a link (link/link.h: a non-blocking TCP socket and an
+ * mbsc_session).  Every call moves bytes the same way (conn_pump): send
+ * what the session has queued, poll the socket until the call's deadline
+ * for what the session's state asks, and read straight into the session's
+ * input.  A read may bring several frames; the session stops at each opened
+ * payload and keeps the rest buffered for the next call.
  *
  * Errors that end a connection (the peer closed, a socket error, any
  * session error) stick: later calls return the same code at once, and the
@@ -22,22 +22,16 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "link/link.h"
 #include "mbsc/conn.h"
 #include "sock.h"
-
-/*
- * Input buffer: one read takes up to two largest frames, so a master that
- * pipelines requests costs one recv() per two frames at worst.
- */
-#define CONN_INPUT_BYTES (2u * (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY))
 
 struct mbsc_conn {
     int fd;
     int error; /* MBSC_OK, or the socket error that ended the connection */
     mbsc_session *session;
-    size_t in_pos, in_end; /* bytes read but not yet fed: in[in_pos, in_end) */
+    struct mbsc_link link; /* fd and session; attached once fd is known */
     char peer[MBSC_ADDRSTRLEN];
-    uint8_t in[CONN_INPUT_BYTES];
 };
 
 struct mbsc_listener {
@@ -67,10 +61,7 @@ static int conn_end(mbsc_conn *c, int err)
 
 static int output_pending(mbsc_conn *c)
 {
-    size_t n;
-
-    (void)mbsc_session_output(c->session, &n);
-    return n != 0;
+    return (mbsc_session_state(c->session) & MBSC_SESSION_SEND) != 0;
 }
 
 /* The session is created before any network activity: a bad config costs no connection. */
@@ -91,83 +82,53 @@ static int conn_new(const mbsc_config *cfg, mbsc_conn **out, char *why, size_t w
         free(c);
         return err;
     }
+    mbsc_link_init(&c->link, -1, c->session);
     *out = c;
     return MBSC_OK;
 }
 
 /* --- Moving bytes -------------------------------------------------------- */
 
-/* Feed buffered input; the session may stop early at an opened payload. */
-static int conn_feed(mbsc_conn *c)
-{
-    size_t used = 0;
-    int r;
-
-    if (c->in_pos == c->in_end)
-        return conn_error(c);
-    r = mbsc_session_feed(c->session, c->in + c->in_pos, c->in_end - c->in_pos, &used);
-    c->in_pos += used;
-    if (c->in_pos == c->in_end)
-        c->in_pos = c->in_end = 0;
-    return r;
-}
-
-/* Send as much of the session's output as the socket takes now. */
-static int conn_flush(mbsc_conn *c, int *os_err)
-{
-    for (;;) {
-        size_t n, sent;
-        const uint8_t *p = mbsc_session_output(c->session, &n);
-        int r;
-
-        if (n == 0)
-            return MBSC_OK;
-        r = mbsc_sock_send(c->fd, p, n, &sent, os_err);
-        if (r == MBSC_ERR_WOULD_BLOCK)
-            return MBSC_OK;
-        if (r != MBSC_OK)
-            return r;
-        mbsc_session_output_consumed(c->session, sent);
-    }
-}
-
 /*
  * One round of I/O before deadline d: flush, then wait until the socket can
- * take more output or (if want_input and the input buffer is empty) has
- * input, and read it.  Returns MBSC_OK (something may have moved: the
- * caller looks again), MBSC_ERR_TIMEOUT, or an error with *op naming the
- * failed step and *os_err its errno (0 for the end of the stream).
+ * take more output or (if want_input) has input, and read it into the
+ * session.  Returns MBSC_OK (something may have moved: the caller looks
+ * again), MBSC_ERR_TIMEOUT, or an error with *op naming the failed step and
+ * *os_err its errno (0 for the end of the stream).  A session error
+ * (authentication, framing) is left in the session for the caller to see.
  */
 static int conn_pump(mbsc_conn *c, const mbsc_deadline *d, int want_input, int *os_err,
                      const char **op)
 {
-    short events = 0, revents = 0;
-    size_t got;
+    short events, revents = 0;
     int r;
 
     *os_err = 0;
     *op = "send";
-    r = conn_flush(c, os_err);
-    if (r != MBSC_OK)
+    c->link.fd = c->fd;
+    r = mbsc_link_flush(&c->link);
+    if (r != MBSC_OK) {
+        *os_err = c->link.os_err;
         return r;
-    if (output_pending(c))
-        events |= POLLOUT;
-    want_input = want_input && c->in_pos == c->in_end;
-    if (want_input)
-        events |= POLLIN;
+    }
+    events = mbsc_link_events(&c->link);
+    if (!want_input || (mbsc_session_state(c->session) & MBSC_SESSION_PAYLOAD))
+        events &= (short)~POLLIN;
     if (events == 0)
         return MBSC_OK;
     *op = "poll";
     r = mbsc_sock_wait(c->fd, events, d, &revents, os_err);
-    if (r != MBSC_OK || !want_input || (revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+    if (r != MBSC_OK || (events & POLLIN) == 0 || (revents & (POLLIN | POLLHUP | POLLERR)) == 0)
         return r; /* output is flushed at the start of the next round */
     *op = "recv";
-    r = mbsc_sock_recv(c->fd, c->in, sizeof c->in, &got, os_err);
-    if (r == MBSC_OK) {
-        c->in_pos = 0;
-        c->in_end = got;
-    }
-    return r == MBSC_ERR_WOULD_BLOCK ? MBSC_OK : r;
+    r = mbsc_link_read(&c->link);
+    *os_err = c->link.os_err;
+    if (r == MBSC_ERR_WOULD_BLOCK || (r != MBSC_OK && mbsc_session_error(c->session) == r &&
+                                      r != MBSC_ERR_PEER_CLOSED && r != MBSC_ERR_TRUNCATED))
+        return MBSC_OK; /* nothing yet, or a session error the caller finds */
+    if (r == MBSC_ERR_TRUNCATED)
+        return MBSC_ERR_PEER_CLOSED; /* the stream ended inside a frame */
+    return r;
 }
 
 /* Pump until the session's output is all sent or d expires. */
@@ -215,7 +176,7 @@ static int conn_handshake(mbsc_conn *c, const mbsc_deadline *d, char *why, size_
     int os_err, r;
 
     for (;;) {
-        r = conn_feed(c);
+        r = mbsc_session_error(c->session);
         if (r != MBSC_OK) {
             mbsc_why(why, why_len, "handshake with %s: %s", c->peer, mbsc_strerror(r));
             return conn_end(c, r);
@@ -446,20 +407,15 @@ MBSC_API int mbsc_conn_recv(mbsc_conn *c, uint8_t *buf, size_t cap, size_t *len,
             return r; /* the payload stays for a larger buffer */
         if (r < 0)
             return conn_end(c, r);
-        if (c->in_pos < c->in_end) {
-            (void)conn_feed(c); /* a failure shows in mbsc_session_recv above */
-            continue;
-        }
         r = conn_error(c);
         if (r != MBSC_OK)
             return r;
         r = conn_pump(c, &d, 1, &os_err, &op);
         if (r == MBSC_ERR_TIMEOUT)
             return r;
-        if (r == MBSC_ERR_PEER_CLOSED && os_err == 0)
-            (void)mbsc_session_feed_eof(c->session); /* TRUNCATED if mid-frame */
-        else if (r != MBSC_OK)
+        if (r != MBSC_OK && !(r == MBSC_ERR_PEER_CLOSED && os_err == 0))
             return conn_end(c, r);
+        /* At the end of the stream the session holds PEER_CLOSED or TRUNCATED. */
     }
 }
 
@@ -487,7 +443,6 @@ MBSC_API void mbsc_conn_close(mbsc_conn *c)
     if (c->fd >= 0)
         mbsc_sock_close(c->fd);
     mbsc_session_free(c->session);
-    /* The input may hold frames the session has not opened yet; cheap to wipe. */
     mbsc_wipe(c, sizeof *c);
     free(c);
 }

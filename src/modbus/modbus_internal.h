@@ -26,6 +26,13 @@
  */
 #define MB_LENGTH_END 6u /* bytes up to and including the MBAP length field */
 #define MB_MIN_ADU    8u /* MBAP header (7) + function code (1) */
+#define MB_MBAP_BYTES 7u /* transaction id, protocol id, length, unit id */
+
+/* Modbus exception codes (Modbus Application Protocol v1.1b3, section 7). */
+#define MB_EXC_ILLEGAL_FUNCTION     1u
+#define MB_EXC_ILLEGAL_DATA_ADDRESS 2u
+#define MB_EXC_ILLEGAL_DATA_VALUE   3u
+#define MB_EXCEPTION_BYTES          9u /* MBAP + function | 0x80 + code */
 
 /*
  * Target address given to libmodbus for every adapter context.  inet_addr()
@@ -65,6 +72,17 @@ modbus_t *mb_context_new(int fd);
  * once everything is fed.  Returns what mbsc_session_feed() returns.
  */
 int mb_feed_buffered(mbsc_session *s, const uint8_t *in, size_t *pos, size_t *end);
+
+/*
+ * Check a request whose MBAP header is already known good
+ * (mbsc_modbus_check_adu) against the rules of its function code and, for
+ * 0x17, against map: 0 if modbus_reply() may have it, otherwise the Modbus
+ * exception code to answer with (adu.c cites the specification).
+ */
+uint8_t mb_check_request(const uint8_t *adu, size_t len, const modbus_mapping_t *map);
+
+/* The exception reply to req (its MBAP and function code) with code. */
+size_t mb_exception_reply(const uint8_t *req, uint8_t code, uint8_t rsp[MB_EXCEPTION_BYTES]);
 
 /* Text for an errno value set by libmodbus (its own codes) or the system. */
 const char *mb_errno_text(int e);

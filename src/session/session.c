@@ -3,10 +3,19 @@
  * (noise/) and the record layer (record/) tied together.  DESIGN.md
  * "Wire protocol, version 1"; docs/protocol.md.
  *
- * Input is reassembled into whole frames (2-byte length, then the body);
- * a frame that is already whole in the caller's buffer is opened from
- * there without a copy.  Output is one linear buffer that sealed frames
- * are appended to and the caller drains.
+ * Input is one linear buffer that the driver reads into directly
+ * (mbsc_session_input_buf/ack) or that mbsc_session_feed() copies into;
+ * whole frames are opened from it in order, one payload at a time.  Output
+ * is one linear buffer that sealed frames are appended to and the caller
+ * drains.
+ *
+ * Key confirmation (docs/protocol.md): a slave derives its keys when
+ * message 1 checks out, but message 1 can be replayed by anyone who saw it.
+ * Only a master that holds the ephemeral key of this handshake can seal a
+ * transport frame under the new keys, so the slave counts the session as
+ * established, and names its peer, only once the first transport frame from
+ * the master has opened.  The master sends an empty keep-alive right after
+ * message 2 for that purpose; the slave's engine consumes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +27,8 @@
 
 /* Room for two largest frames: a reply can be queued while one is in flight. */
 #define OUTPUT_CAP (2u * (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY))
+/* Two largest frames too: one read takes a pipelined frame behind a partial one. */
+#define INPUT_CAP (2u * (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY))
 
 /* Handshake payloads (DESIGN.md): version, count, ids / one chosen id. */
 #define OFFER_HEADER_BYTES 2u
@@ -25,6 +36,7 @@
 enum session_state {
     AWAIT_MESSAGE1, /* slave, before the master's first message */
     AWAIT_MESSAGE2, /* master, after sending message 1 */
+    CONFIRMING,     /* slave, keys derived, before the master's first frame */
     ESTABLISHED,
     FAILED
 };
@@ -45,15 +57,18 @@ struct mbsc_session {
     char peer_name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char peer_role[MBSC_ALLOWLIST_NAME_MAX + 1];
     int has_peer_name, has_peer_role;
+    /* A key refused by the allow-list (public), for the operator's log. */
+    uint8_t refused_key[MBSC_KEY_BYTES];
+    int has_refused_key;
     uint8_t handshake_hash[MBSC_NOISE_HASHLEN];
     const mbsc_cipher *cipher;
 
     mbsc_noise noise; /* wiped once the handshake is over */
     struct mbsc_record_dir tx, rx;
 
-    /* A frame being reassembled: header, then body. */
-    uint8_t in[MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY];
-    size_t in_len;
+    /* Received bytes not yet opened: in[in_start .. in_end). */
+    uint8_t in[INPUT_CAP];
+    size_t in_start, in_end;
 
     /* The opened payload waiting for mbsc_session_recv(). */
     uint8_t payload[MBSC_MAX_FRAME_BODY];
@@ -82,10 +97,15 @@ static int fail(mbsc_session *s, int error)
     mbsc_wipe(s->in, sizeof s->in);
     mbsc_wipe(s->out, sizeof s->out);
     mbsc_wipe(s->handshake_hash, sizeof s->handshake_hash);
+    /* A failed session names nobody: its peer was never confirmed, or is gone. */
+    mbsc_wipe(s->peer_key, sizeof s->peer_key);
+    mbsc_wipe(s->peer_name, sizeof s->peer_name);
+    mbsc_wipe(s->peer_role, sizeof s->peer_role);
+    s->has_peer_key = s->has_peer_name = s->has_peer_role = 0;
     /* An authenticated payload already opened stays deliverable. */
     if (!s->has_payload)
         mbsc_wipe(s->payload, sizeof s->payload);
-    s->in_len = 0;
+    s->in_start = s->in_end = 0;
     s->out_start = s->out_end = 0;
     s->cipher = NULL;
     s->state = FAILED;
@@ -159,8 +179,14 @@ static int finish_handshake(mbsc_session *s)
     mbsc_noise_wipe(&s->noise);
     if (rc != MBSC_OK)
         return rc;
+    if (s->role == MBSC_ROLE_SLAVE) {
+        s->state = CONFIRMING; /* until the master's first frame opens */
+        return MBSC_OK;
+    }
     s->state = ESTABLISHED;
-    return MBSC_OK;
+    /* Key confirmation for the slave: an empty frame, right behind nothing
+     * (message 1 is sent), so it can share a segment with the first request. */
+    return mbsc_session_send(s, NULL, 0);
 }
 
 /*
@@ -183,9 +209,12 @@ static int handle_message1(mbsc_session *s, const uint8_t *body, size_t body_len
     rs = mbsc_noise_remote_static(&s->noise);
     if (rs == NULL)
         return MBSC_ERR_HANDSHAKE_MESSAGE;
-    if (mbsc_allowlist_find(s->allowlist, rs, &name, &role) < 0)
+    if (mbsc_allowlist_find(s->allowlist, rs, &name, &role) < 0) {
+        memcpy(s->refused_key, rs, MBSC_KEY_BYTES);
+        s->has_refused_key = 1;
         return MBSC_ERR_UNKNOWN_PEER;
-    /* Only an allowed key counts as the peer's identity. */
+    }
+    /* Only an allowed key counts as the peer's identity (reported once confirmed). */
     memcpy(s->peer_key, rs, MBSC_KEY_BYTES);
     s->has_peer_key = 1;
     if (name != NULL) {
@@ -251,10 +280,17 @@ static int handle_frame(mbsc_session *s, const uint8_t *body, size_t body_len)
         return handle_message1(s, body, body_len);
     case AWAIT_MESSAGE2:
         return handle_message2(s, body, body_len);
+    case CONFIRMING:
     case ESTABLISHED:
         n = mbsc_record_open(&s->rx, s->payload, body, body_len);
         if (n < 0)
             return (int)n;
+        if (s->state == CONFIRMING) {
+            /* The master holds this handshake's keys: not a replay. */
+            s->state = ESTABLISHED;
+            if (n == 0)
+                return MBSC_OK; /* the confirmation keep-alive is ours, not the caller's */
+        }
         s->payload_len = (size_t)n;
         s->has_payload = 1;
         return MBSC_OK;
@@ -365,6 +401,92 @@ MBSC_API void mbsc_session_output_consumed(mbsc_session *s, size_t n)
         s->out_start = s->out_end = 0;
 }
 
+/* ---- input ----------------------------------------------------------------- */
+
+/* Body length of the frame at the head of the input (its header must be there). */
+static size_t head_body_len(const mbsc_session *s)
+{
+    return mbsc_load16_be(s->in + s->in_start);
+}
+
+/* A frame length is checked before a single body byte is waited for. */
+static int check_frame_length(const mbsc_session *s, size_t body_len)
+{
+    if (body_len > MBSC_MAX_FRAME_BODY ||
+        ((s->state == CONFIRMING || s->state == ESTABLISHED) && body_len < MBSC_TAG_BYTES))
+        return MBSC_ERR_FRAME_LENGTH;
+    return MBSC_OK;
+}
+
+/* Open whole frames from the input until a payload waits or bytes run out. */
+static int process_input(mbsc_session *s)
+{
+    int rc = MBSC_OK;
+
+    while (s->state != FAILED && !s->has_payload) {
+        size_t avail = s->in_end - s->in_start, body_len;
+
+        if (avail < MBSC_FRAME_HEADER_BYTES)
+            break;
+        body_len = head_body_len(s);
+        rc = check_frame_length(s, body_len);
+        if (rc != MBSC_OK)
+            break;
+        if (avail < MBSC_FRAME_HEADER_BYTES + body_len)
+            break;
+        rc = handle_frame(s, s->in + s->in_start + MBSC_FRAME_HEADER_BYTES, body_len);
+        s->in_start += MBSC_FRAME_HEADER_BYTES + body_len;
+        if (s->in_start == s->in_end)
+            s->in_start = s->in_end = 0;
+        if (rc != MBSC_OK)
+            break;
+    }
+    if (rc != MBSC_OK)
+        return fail(s, rc);
+    return s->state == FAILED ? s->error : MBSC_OK;
+}
+
+/* Bytes until the next frame boundary of the input (at least 1). */
+static size_t bytes_to_boundary(const mbsc_session *s)
+{
+    size_t avail = s->in_end - s->in_start;
+
+    if (avail < MBSC_FRAME_HEADER_BYTES)
+        return MBSC_FRAME_HEADER_BYTES - avail;
+    return MBSC_FRAME_HEADER_BYTES + head_body_len(s) - avail;
+}
+
+MBSC_API uint8_t *mbsc_session_input_buf(mbsc_session *s, size_t *len)
+{
+    static uint8_t nothing[1];
+
+    if (len == NULL)
+        return nothing;
+    *len = 0;
+    if (s == NULL || s->state == FAILED)
+        return nothing;
+    if (s->in_start > 0) {
+        /* Only a partial frame (or frames behind a waiting payload) remain. */
+        memmove(s->in, s->in + s->in_start, s->in_end - s->in_start);
+        s->in_end -= s->in_start;
+        s->in_start = 0;
+    }
+    *len = INPUT_CAP - s->in_end;
+    return s->in + s->in_end;
+}
+
+MBSC_API int mbsc_session_input_ack(mbsc_session *s, size_t n)
+{
+    if (s == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    if (s->state == FAILED)
+        return s->error;
+    if (n > INPUT_CAP - s->in_end)
+        return MBSC_ERR_INVALID_ARG; /* more than input_buf offered: nothing changes */
+    s->in_end += n;
+    return process_input(s);
+}
+
 MBSC_API int mbsc_session_feed(mbsc_session *s, const uint8_t *in, size_t len,
                                size_t *consumed)
 {
@@ -378,52 +500,33 @@ MBSC_API int mbsc_session_feed(mbsc_session *s, const uint8_t *in, size_t len,
     if (s->state == FAILED)
         return s->error;
 
-    while (pos < len && !s->has_payload) {
-        size_t body_len, take;
+    /*
+     * Copy up to one frame boundary at a time, so that feeding stops right
+     * after the frame that opened a payload, as the caller expects.
+     */
+    while (pos < len && !s->has_payload && rc == MBSC_OK) {
+        size_t room, take = bytes_to_boundary(s);
+        uint8_t *dst = mbsc_session_input_buf(s, &room);
 
-        /* The length prefix, possibly split across calls. */
-        if (s->in_len < MBSC_FRAME_HEADER_BYTES) {
-            s->in[s->in_len++] = in[pos++];
-            if (s->in_len < MBSC_FRAME_HEADER_BYTES)
-                continue;
-            body_len = mbsc_load16_be(s->in);
-            /* Checked before a single body byte is read. */
-            if (body_len > MBSC_MAX_FRAME_BODY ||
-                (s->state == ESTABLISHED && body_len < MBSC_TAG_BYTES)) {
-                rc = MBSC_ERR_FRAME_LENGTH;
-                break;
-            }
-        }
-        body_len = mbsc_load16_be(s->in);
-
-        if (s->in_len == MBSC_FRAME_HEADER_BYTES && len - pos >= body_len) {
-            /* The whole body is in the caller's buffer: no copy. */
-            rc = handle_frame(s, in + pos, body_len);
-            pos += body_len;
-            s->in_len = 0;
-        } else {
-            size_t have = s->in_len - MBSC_FRAME_HEADER_BYTES;
-            take = body_len - have < len - pos ? body_len - have : len - pos;
-            memcpy(s->in + s->in_len, in + pos, take);
-            s->in_len += take;
-            pos += take;
-            if (s->in_len - MBSC_FRAME_HEADER_BYTES < body_len)
-                continue;
-            rc = handle_frame(s, s->in + MBSC_FRAME_HEADER_BYTES, body_len);
-            s->in_len = 0;
-        }
-        if (rc != MBSC_OK)
-            break;
+        if (take > len - pos)
+            take = len - pos;
+        if (take > room)
+            take = room;
+        if (take == 0)
+            break; /* frames wait behind a payload */
+        memcpy(dst, in + pos, take);
+        pos += take;
+        rc = mbsc_session_input_ack(s, take);
     }
     *consumed = pos;
-    return rc == MBSC_OK ? MBSC_OK : fail(s, rc);
+    return rc;
 }
 
 MBSC_API int mbsc_session_feed_eof(mbsc_session *s)
 {
     if (s == NULL)
         return MBSC_ERR_INVALID_ARG;
-    return fail(s, s->in_len > 0 ? MBSC_ERR_TRUNCATED : MBSC_ERR_PEER_CLOSED);
+    return fail(s, s->in_end > s->in_start ? MBSC_ERR_TRUNCATED : MBSC_ERR_PEER_CLOSED);
 }
 
 MBSC_API int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t cap, size_t *len)
@@ -438,14 +541,64 @@ MBSC_API int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t cap, size_t
         if (s->payload_len > 0)
             memcpy(out, s->payload, s->payload_len);
         *len = s->payload_len;
-        mbsc_wipe(s->payload, s->payload_len);
-        s->has_payload = 0;
-        s->payload_len = 0;
+        (void)mbsc_session_payload_ack(s); /* a later failure shows on the next call */
         return 1;
     }
     if (s->state == FAILED)
         return s->error;
     return 0;
+}
+
+MBSC_API const uint8_t *mbsc_session_payload(const mbsc_session *s, size_t *len)
+{
+    if (len != NULL)
+        *len = 0;
+    if (s == NULL || len == NULL || !s->has_payload)
+        return NULL;
+    *len = s->payload_len;
+    return s->payload;
+}
+
+MBSC_API int mbsc_session_payload_ack(mbsc_session *s)
+{
+    if (s == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    if (s->has_payload) {
+        mbsc_wipe(s->payload, s->payload_len);
+        s->has_payload = 0;
+        s->payload_len = 0;
+    }
+    /* Frames that arrived behind the payload open now. */
+    return process_input(s);
+}
+
+MBSC_API unsigned mbsc_session_state(const mbsc_session *s)
+{
+    unsigned st = 0;
+
+    if (s == NULL)
+        return MBSC_SESSION_CLOSED;
+    if (s->out_end > s->out_start)
+        st |= MBSC_SESSION_SEND;
+    if (s->has_payload)
+        st |= MBSC_SESSION_PAYLOAD;
+    if (s->state == FAILED)
+        return st | MBSC_SESSION_CLOSED;
+    if (s->state == ESTABLISHED)
+        st |= MBSC_SESSION_ESTABLISHED;
+    if (s->in_end - s->in_start < INPUT_CAP)
+        st |= MBSC_SESSION_RECV;
+    return st;
+}
+
+MBSC_API int mbsc_session_refused_key(const mbsc_session *s, uint8_t public_key[MBSC_KEY_BYTES])
+{
+    if (s == NULL || public_key == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    if (!s->has_refused_key)
+        return MBSC_ERR_STATE;
+    memcpy(public_key, s->refused_key, MBSC_KEY_BYTES);
+    return MBSC_OK;
 }
 
 MBSC_API int mbsc_session_send(mbsc_session *s, const uint8_t *payload, size_t len)
@@ -496,7 +649,7 @@ MBSC_API int mbsc_session_peer_public_key(const mbsc_session *s,
 {
     if (s == NULL || public_key == NULL)
         return MBSC_ERR_INVALID_ARG;
-    if (!s->has_peer_key)
+    if (!s->has_peer_key || (s->role == MBSC_ROLE_SLAVE && s->state != ESTABLISHED))
         return MBSC_ERR_STATE;
     memcpy(public_key, s->peer_key, MBSC_KEY_BYTES);
     return MBSC_OK;
@@ -504,12 +657,12 @@ MBSC_API int mbsc_session_peer_public_key(const mbsc_session *s,
 
 MBSC_API const char *mbsc_session_peer_name(const mbsc_session *s)
 {
-    return s != NULL && s->has_peer_name ? s->peer_name : NULL;
+    return s != NULL && s->state == ESTABLISHED && s->has_peer_name ? s->peer_name : NULL;
 }
 
 MBSC_API const char *mbsc_session_peer_role(const mbsc_session *s)
 {
-    return s != NULL && s->has_peer_role ? s->peer_role : NULL;
+    return s != NULL && s->state == ESTABLISHED && s->has_peer_role ? s->peer_role : NULL;
 }
 
 MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s, uint8_t hash[64])

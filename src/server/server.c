@@ -1,0 +1,586 @@
+/*
+ * server.c - the server object, its loop and its public calls (mbsc/server.h).
+ *
+ * One thread, one poller.  A step waits for readiness (or the nearest
+ * deadline), serves the ready connections, hands out the requests answered
+ * since the last step, accepts newcomers last (so that a flood of new
+ * connections cannot starve the sessions already open), expires deadlines
+ * and frees what was closed.  Deadlines need no timer wheel: every
+ * unconfirmed connection gets the same handshake time, so the list in
+ * accept order is also the list in deadline order, and confirmed sessions
+ * move to the tail of theirs at each request, which keeps it in idle order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/server_internal.h"
+
+#define DEFAULT_MAX_UNCONFIRMED 64u
+#define DEFAULT_MAX_CONNECTIONS 1024u
+#define DEFAULT_MAX_PER_ADDRESS 4u
+#define DEFAULT_HANDSHAKE_MS 2000u
+#define DEFAULT_LOG_MS 10000u
+#define READY_PER_STEP 256
+
+MBSC_STATIC_ASSERT(ATOMIC_INT_LOCK_FREE == 2, "stop() needs a lock-free atomic int");
+
+/* ---- shared with the other files ---------------------------------------------- */
+
+struct srv_conn *srv_lookup(const mbsc_server *srv, mbsc_server_conn_id id)
+{
+    size_t slot = (size_t)(id & ((1u << SRV_SLOT_BITS) - 1u));
+    struct srv_conn *c;
+
+    if (id >> SRV_SLOT_BITS == 0 || slot >= srv->n_slots)
+        return NULL;
+    c = srv->slots[slot];
+    return c != NULL && c->id == id && c->fd >= 0 ? c : NULL;
+}
+
+void srv_emit(mbsc_server *srv, enum mbsc_server_event_type type,
+              const struct mbsc_server_conn_info *conn, int error, const char *detail)
+{
+    struct mbsc_server_event ev;
+
+    if (srv->event_fn == NULL)
+        return;
+    memset(&ev, 0, sizeof ev);
+    ev.type = type;
+    ev.conn = conn;
+    ev.error = error;
+    ev.detail = detail;
+    srv->event_fn(srv->event_user, &ev);
+}
+
+/* ---- budgets and slots --------------------------------------------------------- */
+
+/* Slots for every connection the budget allows (ids carry the slot). */
+static int size_slots(mbsc_server *srv, unsigned total)
+{
+    size_t want = (size_t)total, i;
+    struct srv_conn **slots;
+    size_t *free_slots;
+
+    if (want <= srv->n_slots)
+        return MBSC_OK;
+    if (want >= (size_t)1 << SRV_SLOT_BITS)
+        return MBSC_ERR_INVALID_ARG;
+    slots = realloc(srv->slots, want * sizeof *slots);
+    if (slots == NULL)
+        return MBSC_ERR_NOMEM;
+    srv->slots = slots;
+    free_slots = realloc(srv->free_slots, want * sizeof *free_slots);
+    if (free_slots == NULL)
+        return MBSC_ERR_NOMEM;
+    srv->free_slots = free_slots;
+    /* New slots go below the free ones, highest first, so low slots come first. */
+    memmove(srv->free_slots + (want - srv->n_slots), srv->free_slots,
+            srv->n_free * sizeof *free_slots);
+    for (i = 0; i < want - srv->n_slots; i++)
+        srv->free_slots[i] = want - 1 - i;
+    srv->n_free += want - srv->n_slots;
+    for (i = srv->n_slots; i < want; i++)
+        srv->slots[i] = NULL;
+    srv->n_slots = want;
+    return MBSC_OK;
+}
+
+MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit which, unsigned value)
+{
+    int r;
+
+    if (srv == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    switch (which) {
+    case MBSC_SERVER_MAX_CONNECTIONS:
+        if (value == 0)
+            return MBSC_ERR_INVALID_ARG;
+        if (value > srv->fd_cap)
+            value = srv->fd_cap;
+        r = size_slots(srv, value);
+        if (r != MBSC_OK)
+            return r;
+        srv->max_connections = value;
+        if (srv->max_unconfirmed > value)
+            srv->max_unconfirmed = value;
+        return MBSC_OK;
+    case MBSC_SERVER_MAX_UNCONFIRMED:
+        if (value == 0)
+            return MBSC_ERR_INVALID_ARG;
+        srv->max_unconfirmed = value < srv->max_connections ? value : srv->max_connections;
+        return MBSC_OK;
+    case MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS:
+        if (value == 0)
+            return MBSC_ERR_INVALID_ARG;
+        srv->max_per_address = value;
+        return MBSC_OK;
+    case MBSC_SERVER_HANDSHAKE_TIMEOUT_MS:
+        if (value == 0 || value > (unsigned)INT_MAX)
+            return MBSC_ERR_INVALID_ARG;
+        srv->handshake_ms = value;
+        return MBSC_OK;
+    case MBSC_SERVER_IDLE_TIMEOUT_MS:
+        if (value > (unsigned)INT_MAX)
+            return MBSC_ERR_INVALID_ARG;
+        srv->idle_ms = value;
+        return MBSC_OK;
+    case MBSC_SERVER_LOG_INTERVAL_MS:
+        if (value == 0 || value > (unsigned)INT_MAX)
+            return MBSC_ERR_INVALID_ARG;
+        srv->log_ms = value;
+        return MBSC_OK;
+    }
+    return MBSC_ERR_INVALID_ARG;
+}
+
+MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server_limit which)
+{
+    if (srv == NULL)
+        return 0;
+    switch (which) {
+    case MBSC_SERVER_MAX_CONNECTIONS:
+        return srv->max_connections;
+    case MBSC_SERVER_MAX_UNCONFIRMED:
+        return srv->max_unconfirmed;
+    case MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS:
+        return srv->max_per_address;
+    case MBSC_SERVER_HANDSHAKE_TIMEOUT_MS:
+        return srv->handshake_ms;
+    case MBSC_SERVER_IDLE_TIMEOUT_MS:
+        return srv->idle_ms;
+    case MBSC_SERVER_LOG_INTERVAL_MS:
+        return srv->log_ms;
+    }
+    return 0;
+}
+
+/* ---- the loop -------------------------------------------------------------------- */
+
+static int accepting(const mbsc_server *srv, int64_t now)
+{
+    return srv->accept_resume_ns == 0 || now >= srv->accept_resume_ns;
+}
+
+/* The nearest deadline in ns (0: none). */
+static int64_t next_due(const mbsc_server *srv, int64_t now)
+{
+    int64_t next = 0, t;
+
+    if (srv->ready_head != NULL)
+        return now;
+    if (srv->unconfirmed.head != NULL)
+        next = srv->unconfirmed.head->due_ns;
+    if (srv->idle_ms != 0 && srv->confirmed.head != NULL) {
+        t = srv->confirmed.head->due_ns + (int64_t)srv->idle_ms * 1000000;
+        if (next == 0 || t < next)
+            next = t;
+    }
+    t = srv_refusals_due(srv);
+    if (t != 0 && (next == 0 || t < next))
+        next = t;
+    if (!accepting(srv, now) && (next == 0 || srv->accept_resume_ns < next))
+        next = srv->accept_resume_ns;
+    return next;
+}
+
+/* Milliseconds from now to at, rounded up (rounding down would spin). */
+static int ms_until(int64_t at, int64_t now)
+{
+    int64_t left = at - now;
+
+    if (left <= 0)
+        return 0;
+    left = (left + 999999) / 1000000;
+    return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+MBSC_API int mbsc_server_next_timeout(const mbsc_server *srv)
+{
+    int64_t now, due;
+
+    if (srv == NULL)
+        return -1;
+    now = mbsc_monotonic_ns();
+    due = next_due(srv, now);
+    return due == 0 ? -1 : ms_until(due, now);
+}
+
+static void expire(mbsc_server *srv, int64_t now)
+{
+    while (srv->unconfirmed.head != NULL && srv->unconfirmed.head->due_ns <= now) {
+        srv_conn_end(srv, srv->unconfirmed.head, MBSC_ERR_HANDSHAKE_TIMEOUT, "handshake timeout",
+                     REFUSED_TIMEOUT);
+    }
+    while (srv->idle_ms != 0 && srv->confirmed.head != NULL &&
+           srv->confirmed.head->due_ns + (int64_t)srv->idle_ms * 1000000 <= now &&
+           !srv->confirmed.head->awaiting)
+        srv_conn_end(srv, srv->confirmed.head, MBSC_ERR_TIMEOUT, "idle timeout",
+                     REFUSED_OTHER);
+}
+
+static void bury(mbsc_server *srv)
+{
+    while (srv->dead_head != NULL) {
+        struct srv_conn *c = srv->dead_head;
+
+        srv->dead_head = c->next_dead;
+        srv_conn_free(c);
+    }
+}
+
+static void serve_ready(mbsc_server *srv)
+{
+    struct srv_conn *list = srv->ready_head;
+
+    srv->ready_head = NULL;
+    while (list != NULL) {
+        struct srv_conn *c = list;
+
+        list = c->next_ready;
+        c->ready = 0;
+        c->next_ready = NULL;
+        if (c->fd >= 0)
+            srv_conn_process(srv, c);
+    }
+}
+
+static void drain_wake(mbsc_server *srv)
+{
+    char sink[64];
+
+    while (read(srv->wake[0], sink, sizeof sink) > 0)
+        continue;
+}
+
+MBSC_API int mbsc_server_step(mbsc_server *srv, int timeout_ms)
+{
+    struct srv_ready ready[READY_PER_STEP];
+    int64_t now, due;
+    int n, i, wait, listener_ready = 0;
+
+    if (srv == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    now = mbsc_monotonic_ns();
+    due = next_due(srv, now);
+    wait = due == 0 ? -1 : ms_until(due, now);
+    if (timeout_ms >= 0 && (wait < 0 || timeout_ms < wait))
+        wait = timeout_ms;
+    if (atomic_load(&srv->stop))
+        wait = 0;
+    if (accepting(srv, now) && srv->accept_resume_ns != 0) {
+        srv->accept_resume_ns = 0;
+        (void)srv_poller_mod(&srv->poller, srv->lfd, SRV_KEY_LISTENER, POLLIN);
+    }
+    n = srv_poller_wait(&srv->poller, ready, READY_PER_STEP, wait);
+    if (n < 0)
+        return n;
+    for (i = 0; i < n; i++) {
+        struct srv_conn *c;
+
+        if (ready[i].key == SRV_KEY_WAKE) {
+            drain_wake(srv);
+        } else if (ready[i].key == SRV_KEY_LISTENER) {
+            if (ready[i].revents & POLLNVAL)
+                return MBSC_ERR_IO;
+            listener_ready = 1;
+        } else if ((c = srv_lookup(srv, ready[i].key)) != NULL) {
+            srv_conn_io(srv, c, ready[i].revents);
+        }
+    }
+    serve_ready(srv);
+    if (listener_ready && accepting(srv, mbsc_monotonic_ns())) {
+        srv_accept_some(srv);
+        if (!accepting(srv, mbsc_monotonic_ns()))
+            (void)srv_poller_mod(&srv->poller, srv->lfd, SRV_KEY_LISTENER, 0);
+    }
+    now = mbsc_monotonic_ns();
+    expire(srv, now);
+    srv_refusals_flush(srv, now, 0);
+    bury(srv);
+    return MBSC_OK;
+}
+
+MBSC_API int mbsc_server_run(mbsc_server *srv)
+{
+    int r = MBSC_OK;
+
+    if (srv == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    while (r == MBSC_OK && !atomic_load(&srv->stop))
+        r = mbsc_server_step(srv, -1);
+    atomic_store(&srv->stop, 0);
+    drain_wake(srv);
+    return r;
+}
+
+MBSC_API void mbsc_server_stop(mbsc_server *srv)
+{
+    int saved = errno; /* a signal handler must not change errno */
+    ssize_t k;
+
+    if (srv == NULL)
+        return;
+    atomic_store(&srv->stop, 1);
+    /* write(2) is async-signal-safe; a full pipe already wakes the poller. */
+    k = write(srv->wake[1], "", 1);
+    (void)k;
+    errno = saved;
+}
+
+/* ---- answers ------------------------------------------------------------------------ */
+
+/* Answered outside the callback: hand out the next request at the next step. */
+static void mark_ready(mbsc_server *srv, struct srv_conn *c)
+{
+    if (c->in_callback || c->ready)
+        return;
+    c->ready = 1;
+    c->next_ready = srv->ready_head;
+    srv->ready_head = c;
+}
+
+static struct srv_conn *waiting_conn(mbsc_server *srv, mbsc_server_conn_id id, int *err)
+{
+    struct srv_conn *c = srv != NULL ? srv_lookup(srv, id) : NULL;
+
+    *err = srv == NULL ? MBSC_ERR_INVALID_ARG : MBSC_ERR_PEER_CLOSED;
+    if (c == NULL)
+        return NULL;
+    *err = MBSC_ERR_STATE;
+    return c->awaiting ? c : NULL;
+}
+
+MBSC_API int mbsc_server_reply(mbsc_server *srv, mbsc_server_conn_id id, const uint8_t *payload,
+                               size_t len)
+{
+    struct srv_conn *c;
+    int r;
+
+    c = waiting_conn(srv, id, &r);
+    if (c == NULL)
+        return r;
+    if (payload == NULL || len == 0)
+        return MBSC_ERR_INVALID_ARG; /* an empty frame is a keep-alive, not an answer */
+    if (len > MBSC_MAX_PAYLOAD)
+        return MBSC_ERR_PAYLOAD_TOO_LONG;
+    /* The output was empty when the request was handed out: it fits. */
+    r = mbsc_session_send(c->s, payload, len);
+    if (r != MBSC_OK) {
+        srv_conn_end(srv, c, r, mbsc_strerror(r), REFUSED_OTHER);
+        return r;
+    }
+    c->awaiting = 0;
+    if (!c->in_callback) {
+        /* Sent now for latency; the rest of the work waits for the next step. */
+        r = mbsc_link_flush(&c->link);
+        if (r != MBSC_OK) {
+            srv_conn_end(srv, c, r, "socket: send failed", REFUSED_CLOSED);
+            return MBSC_ERR_PEER_CLOSED;
+        }
+        mark_ready(srv, c);
+    }
+    return MBSC_OK;
+}
+
+MBSC_API int mbsc_server_skip(mbsc_server *srv, mbsc_server_conn_id id)
+{
+    struct srv_conn *c;
+    int r;
+
+    c = waiting_conn(srv, id, &r);
+    if (c == NULL)
+        return r;
+    c->awaiting = 0;
+    mark_ready(srv, c);
+    return MBSC_OK;
+}
+
+MBSC_API int mbsc_server_close(mbsc_server *srv, mbsc_server_conn_id id, int err,
+                               const char *detail)
+{
+    struct srv_conn *c = srv != NULL ? srv_lookup(srv, id) : NULL;
+
+    if (srv == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    if (c == NULL)
+        return MBSC_ERR_PEER_CLOSED;
+    srv_conn_end(srv, c, err, detail, REFUSED_OTHER);
+    return MBSC_OK;
+}
+
+/* ---- setup and queries ------------------------------------------------------------- */
+
+MBSC_API void mbsc_server_set_request_fn(mbsc_server *srv, mbsc_server_request_fn fn, void *user)
+{
+    if (srv == NULL)
+        return;
+    srv->request_fn = fn;
+    srv->request_user = user;
+}
+
+MBSC_API void mbsc_server_set_event_fn(mbsc_server *srv, mbsc_server_event_fn fn, void *user)
+{
+    if (srv == NULL)
+        return;
+    srv->event_fn = fn;
+    srv->event_user = user;
+}
+
+MBSC_API int mbsc_server_address(const mbsc_server *srv, char *buf, size_t len)
+{
+    if (srv == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    return mbsc_listener_address(srv->listener, buf, len);
+}
+
+MBSC_API int mbsc_server_fd(const mbsc_server *srv)
+{
+    return srv != NULL ? srv_poller_fd(&srv->poller) : -1;
+}
+
+MBSC_API void mbsc_server_get_stats(const mbsc_server *srv, struct mbsc_server_stats *st)
+{
+    if (st == NULL)
+        return;
+    memset(st, 0, sizeof *st);
+    if (srv != NULL)
+        *st = srv->stats;
+}
+
+static int wake_pipe(int wake[2], char *why, size_t why_len)
+{
+    int i;
+
+    if (pipe(wake) != 0) {
+        int e = errno;
+
+        wake[0] = wake[1] = -1;
+        mbsc_why(why, why_len, "pipe: %s", mbsc_os_error(e));
+        return mbsc_sock_fd_error(e, MBSC_ERR_IO);
+    }
+    for (i = 0; i < 2; i++) {
+        int fl = fcntl(wake[i], F_GETFL);
+
+        /* Both ends non-blocking: stop() must never block in a signal handler. */
+        if (fl < 0 || fcntl(wake[i], F_SETFL, fl | O_NONBLOCK) != 0 ||
+            fcntl(wake[i], F_SETFD, FD_CLOEXEC) != 0) {
+            mbsc_why(why, why_len, "pipe: fcntl: %s", mbsc_os_error(errno));
+            return MBSC_ERR_IO;
+        }
+    }
+    return MBSC_OK;
+}
+
+/* A config that cannot make sessions fails here, not at the first client. */
+static int check_config(const mbsc_config *cfg, char *why, size_t why_len)
+{
+    int err = MBSC_ERR_INVALID_ARG;
+    mbsc_session *s = mbsc_session_new(cfg, &err);
+
+    if (s == NULL) {
+        mbsc_why(why, why_len, "mbsc_server_new: cannot make a session: %s", mbsc_strerror(err));
+        return err;
+    }
+    mbsc_session_free(s);
+    return MBSC_OK;
+}
+
+static int server_open(mbsc_server *srv, const char *hostport, char *why, size_t why_len)
+{
+    unsigned hs = mbsc_config_handshake_timeout(srv->cfg);
+    int r;
+
+    srv->fd_cap = srv_fd_cap();
+    srv->max_connections = DEFAULT_MAX_CONNECTIONS < srv->fd_cap ? DEFAULT_MAX_CONNECTIONS
+                                                                 : srv->fd_cap;
+    srv->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED < srv->max_connections
+                               ? DEFAULT_MAX_UNCONFIRMED
+                               : srv->max_connections;
+    srv->max_per_address = DEFAULT_MAX_PER_ADDRESS;
+    srv->handshake_ms = hs != 0 && hs < DEFAULT_HANDSHAKE_MS ? hs : DEFAULT_HANDSHAKE_MS;
+    srv->log_ms = DEFAULT_LOG_MS;
+    r = size_slots(srv, srv->max_connections);
+    if (r != MBSC_OK) {
+        mbsc_why(why, why_len, "out of memory");
+        return r;
+    }
+    r = srv_poller_init(&srv->poller, why, why_len);
+    if (r == MBSC_OK)
+        r = wake_pipe(srv->wake, why, why_len);
+    if (r == MBSC_OK)
+        r = mbsc_listen(hostport, &srv->listener, why, why_len);
+    if (r != MBSC_OK)
+        return r;
+    srv->lfd = mbsc_listener_fd(srv->listener);
+    if (srv_reserve_open(srv) != MBSC_OK ||
+        srv_poller_add(&srv->poller, srv->wake[0], SRV_KEY_WAKE, POLLIN) != MBSC_OK ||
+        srv_poller_add(&srv->poller, srv->lfd, SRV_KEY_LISTENER, POLLIN) != MBSC_OK) {
+        mbsc_why(why, why_len, "cannot set up the poller: %s", mbsc_os_error(errno));
+        return MBSC_ERR_IO;
+    }
+    return MBSC_OK;
+}
+
+MBSC_API int mbsc_server_new(mbsc_server **out, const char *hostport, const mbsc_config *cfg,
+                             char *why, size_t why_len)
+{
+    mbsc_server *srv;
+    int r;
+
+    mbsc_why(why, why_len, "%s", "");
+    if (out == NULL || hostport == NULL || cfg == NULL ||
+        mbsc_config_role(cfg) != MBSC_ROLE_SLAVE) {
+        mbsc_why(why, why_len, "mbsc_server_new: needs an address and a slave's config");
+        return MBSC_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    r = check_config(cfg, why, why_len);
+    if (r != MBSC_OK)
+        return r;
+    srv = calloc(1, sizeof *srv);
+    if (srv == NULL) {
+        mbsc_why(why, why_len, "out of memory");
+        return MBSC_ERR_NOMEM;
+    }
+    srv->cfg = cfg;
+    srv->wake[0] = srv->wake[1] = -1;
+    srv->reserve_fd = -1;
+    srv->lfd = -1;
+    srv->poller.epfd = -1;
+    srv->next_seq = 1;
+    atomic_init(&srv->stop, 0);
+    srv_refusals_init(&srv->refusals);
+    r = server_open(srv, hostport, why, why_len);
+    if (r != MBSC_OK) {
+        mbsc_server_free(srv);
+        return r;
+    }
+    *out = srv;
+    return MBSC_OK;
+}
+
+MBSC_API void mbsc_server_free(mbsc_server *srv)
+{
+    if (srv == NULL)
+        return;
+    while (srv->confirmed.head != NULL)
+        srv_conn_end(srv, srv->confirmed.head, MBSC_OK, "server stopped", REFUSED_OTHER);
+    while (srv->unconfirmed.head != NULL)
+        srv_conn_end(srv, srv->unconfirmed.head, MBSC_OK, "server stopped", REFUSED_OTHER);
+    bury(srv);
+    srv_refusals_flush(srv, mbsc_monotonic_ns(), 1);
+    mbsc_listener_close(srv->listener);
+    srv_poller_close(&srv->poller);
+    mbsc_sock_close(srv->wake[0]);
+    mbsc_sock_close(srv->wake[1]);
+    mbsc_sock_close(srv->reserve_fd);
+    free(srv->slots);
+    free(srv->free_slots);
+    mbsc_wipe(srv, sizeof *srv);
+    free(srv);
+}
