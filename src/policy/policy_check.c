@@ -151,7 +151,7 @@ MBSC_API int mbsc_policy_check(const mbsc_policy *p, const char *role, const uin
         return MBSC_ERR_POLICY_DENIED;
     }
     if (n == 0) {
-        if (fc < 0x80 && (r->functions[fc / 8] >> (fc % 8) & 1u))
+        if (fc < 0x80 && ((unsigned)r->functions[fc / 8] >> (fc % 8) & 1u) != 0)
             return MBSC_OK;
         mbsc_why(why, why_len, "role %s may not use function 0x%02x", role, fc);
         return MBSC_ERR_POLICY_DENIED;
