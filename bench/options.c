@@ -11,13 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbsc/version.h"
+
 #include "bench.h"
 #include "options.h"
 
 void bench_usage(FILE *f)
 {
     fputs("Usage: mbsc-bench [--quick] [--csv FILE] [--markdown FILE] [--plot FILE.png]\n"
-          "                  [--cpu-mhz N] [--only CIPHER,...] [--help]\n"
+          "                  [--cpu-mhz N] [--only CIPHER,...] [--help] [--version]\n"
           "\n"
           "Measure mbsc's four stream ciphers and its secure channel on this machine:\n"
           "key setup, keystream throughput and cycles per byte (16 B to 1 MiB), per-frame\n"
@@ -36,7 +38,8 @@ void bench_usage(FILE *f)
           "                     trivium, rabbit, enocoro128v2); the libsodium baselines\n"
           "                     are measured when chacha20 is in the list, the plaintext\n"
           "                     libmodbus round trip always\n"
-          "  --help             this text\n",
+          "  --help             this text\n"
+          "  --version          print mbsc-bench's version and exit\n",
           f);
 }
 
@@ -113,6 +116,10 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
 
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             bench_usage(stdout);
+            return 1;
+        }
+        if (strcmp(arg, "--version") == 0) {
+            printf("mbsc-bench (mbsc) %s\n", mbsc_version());
             return 1;
         }
         if (strcmp(arg, "--quick") == 0) {

@@ -16,7 +16,7 @@ struct bench_options {
 };
 
 /*
- * Parse argv.  Returns 0 to run, 1 after printing --help (exit 0), 2 after
+ * Parse argv.  Returns 0 to run, 1 after printing --help or --version (exit 0), 2 after
  * printing one line "mbsc-bench: <reason>" on stderr (exit 2).
  */
 int bench_parse_options(int argc, char **argv, struct bench_options *o);

@@ -21,6 +21,12 @@ const char *ex_prog(void)
     return prog_name;
 }
 
+int ex_print_version(void)
+{
+    printf("%s (mbsc) %s\n", prog_name, mbsc_version());
+    return fflush(stdout) == EOF ? EX_FAILURE : EX_OK;
+}
+
 void ex_msg(const char *fmt, ...)
 {
     char line[EX_WHY_SIZE + 256];

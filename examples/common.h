@@ -28,6 +28,9 @@
 void ex_set_prog(const char *name);
 const char *ex_prog(void);
 
+/* --version: "<prog> (mbsc) X.Y.Z" on stdout; returns the exit status. */
+int ex_print_version(void);
+
 /* One line "<prog>: <message>" on stderr. */
 void ex_msg(const char *fmt, ...) EX_PRINTF(1, 2);
 

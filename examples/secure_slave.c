@@ -99,7 +99,7 @@ static void usage(FILE *out)
           "                    [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]\n"
           "                    [--max-unconfirmed N] [--max-connections N]\n"
           "                    [--max-per-address N] [--idle-timeout MS] [--log-interval MS]\n"
-          "       " PROG " --help\n"
+          "       " PROG " --help | --version\n"
           "\n"
           "Serves Modbus/TCP through the mbsc secure channel: 1000 coils, discrete\n"
           "inputs, holding and input registers, all zero at start; input register 0\n"
@@ -147,6 +147,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             usage(stdout);
             return fflush(stdout) == EOF ? EX_FAILURE : EX_OK;
         }
+        if (strcmp(a, "--version") == 0)
+            return ex_print_version();
         if (strncmp(a, "--", 2) != 0)
             return ex_usage_error("unexpected argument '%.200s'", a);
         /* --name VALUE or --name=VALUE */

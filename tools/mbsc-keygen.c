@@ -19,6 +19,7 @@
 
 #include "mbsc/error.h"
 #include "mbsc/keys.h"
+#include "mbsc/version.h"
 
 #define PROG "mbsc-keygen"
 
@@ -32,7 +33,7 @@ static void usage(FILE *out)
           "       " PROG " --pub PATH           rewrite PATH.pub from the private key PATH\n"
           "                                        and print the public key\n"
           "       " PROG " --psk [--force] PATH write a new pre-shared key to PATH (0600)\n"
-          "       " PROG " --help\n"
+          "       " PROG " --help | --version\n"
           "\n"
           "Keys are one line of base64 (32 bytes), as WireGuard's.  Existing files are\n"
           "not replaced unless --force is given (--pub always replaces PATH.pub).\n",
@@ -150,6 +151,9 @@ int main(int argc, char **argv)
             options = 0;
         } else if (options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
             usage(stdout);
+            return fflush(stdout) == EOF ? EXIT_FAILURE : EXIT_SUCCESS;
+        } else if (options && strcmp(a, "--version") == 0) {
+            printf(PROG " (mbsc) %s\n", mbsc_version());
             return fflush(stdout) == EOF ? EXIT_FAILURE : EXIT_SUCCESS;
         } else if (options && strcmp(a, "--force") == 0) {
             flags |= MBSC_KEY_SAVE_OVERWRITE;
