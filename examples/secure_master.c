@@ -25,8 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <sodium.h>
-
 #include <mbsc.h>
 #include <mbsc/modbus.h>
 
@@ -88,7 +86,7 @@ static void usage(FILE *out)
     fputs("usage: " PROG " --connect HOST:PORT --key FILE --peer FILE [--psk FILE]\n"
           "                     [--cipher NAME | --ciphers LIST] [--unit ID] [--timeout MS]\n"
           "                     ACTION...\n"
-          "       " PROG " --help\n"
+          "       " PROG " --help | --version\n"
           "\n"
           "  --connect HOST:PORT   the secure slave ([V6ADDR]:PORT for IPv6)\n"
           "  --key FILE            this master's private key (mbsc-keygen; mode 0600)\n"
@@ -328,6 +326,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             usage(stdout);
             return fflush(stdout) == EOF ? EX_FAILURE : EX_OK;
         }
+        if (strcmp(a, "--version") == 0)
+            return ex_print_version();
         if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
             return ex_usage_error("unexpected argument '%.200s'", a);
         /* Every option takes a value: --name VALUE or --name=VALUE. */
@@ -645,8 +645,8 @@ int main(int argc, char **argv)
         return rc;
     }
     ex_ignore_sigpipe();
-    if (sodium_init() < 0) {
-        ex_msg("cannot initialise libsodium");
+    if (mbsc_init() != MBSC_OK) {
+        ex_msg("%s", mbsc_strerror(MBSC_ERR_INIT));
         free(o.actions);
         return EX_FAILURE;
     }

@@ -13,8 +13,9 @@
  *    NULL is accepted only where the documentation says so.
  *  - The cipher layer never allocates.  Objects created with _new are
  *    released with _free, which wipes every secret they hold.
- *  - Call sodium_init() (or mbsc functions that say they do) before use;
- *    mbsc uses libsodium for randomness, hashing and wiping.
+ *  - No initialisation call is needed: every function that needs libsodium
+ *    initialises it through mbsc_init() (mbsc/init.h), so a program never
+ *    has to call libsodium itself.
  *  - No global mutable state (one exception: the libmodbus client adapter
  *    keeps a mutex-protected registry of its contexts, see mbsc/modbus.h):
  *    distinct objects may be used from distinct threads; one object must
@@ -24,6 +25,8 @@
 #define MBSC_H
 
 #include "mbsc/export.h"
+#include "mbsc/version.h"
+#include "mbsc/init.h"
 #include "mbsc/error.h"
 #include "mbsc/cipher.h"
 #include "mbsc/keys.h"

@@ -15,6 +15,7 @@
 
 #include "mbsc/error.h"
 #include "mbsc/export.h"
+#include "mbsc/init.h"
 
 #define MBSC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

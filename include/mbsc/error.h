@@ -72,7 +72,10 @@ enum mbsc_error {
 
     /* Roles and rights (mbsc/policy.h) */
     MBSC_ERR_POLICY_SYNTAX = -60, /* malformed policy file line */
-    MBSC_ERR_POLICY_DENIED = -61  /* the master's role may not make this request */
+    MBSC_ERR_POLICY_DENIED = -61, /* the master's role may not make this request */
+
+    /* Library */
+    MBSC_ERR_INIT = -70 /* libsodium could not be initialised (mbsc_init) */
 };
 
 /*

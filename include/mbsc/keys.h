@@ -47,8 +47,8 @@
  * may be shared by any number of threads once nobody calls
  * mbsc_allowlist_add on it any more.
  *
- * libsodium: call sodium_init() once before using these functions (they
- * need its random generator and X25519).
+ * libsodium: the functions that need its random generator or X25519
+ * initialise it (mbsc_init); a failure there is MBSC_ERR_INIT.
  */
 #ifndef MBSC_KEYS_H
 #define MBSC_KEYS_H

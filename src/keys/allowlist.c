@@ -32,6 +32,8 @@ struct mbsc_allowlist {
 
 MBSC_API mbsc_allowlist *mbsc_allowlist_new(void)
 {
+    if (mbsc_init() != MBSC_OK)
+        return NULL;
     return calloc(1, sizeof(mbsc_allowlist));
 }
 

@@ -18,6 +18,8 @@ MBSC_API int mbsc_keypair_from_private(mbsc_keypair *kp, const uint8_t private_k
     uint8_t sk[MBSC_KEY_BYTES];
     int rc = MBSC_OK;
 
+    if (mbsc_init() != MBSC_OK)
+        return MBSC_ERR_INIT;
     if (kp == NULL)
         return MBSC_ERR_INVALID_ARG;
     if (private_key == NULL) {
@@ -40,6 +42,8 @@ MBSC_API int mbsc_keypair_generate(mbsc_keypair *kp)
     uint8_t sk[MBSC_KEY_BYTES];
     int rc;
 
+    if (mbsc_init() != MBSC_OK)
+        return MBSC_ERR_INIT;
     if (kp == NULL)
         return MBSC_ERR_INVALID_ARG;
     randombytes_buf(sk, sizeof sk);

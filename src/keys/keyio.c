@@ -190,6 +190,8 @@ int mbsc_keyio_write(const char *path, const uint8_t *data, size_t len, mode_t m
     char *tmp;
     int attempt, err = 0;
 
+    if (mbsc_init() != MBSC_OK)
+        return MBSC_ERR_INIT;
     if (!overwrite) {
         if (create_file(path, data, len, mode) != 0) {
             err = errno;

@@ -11,6 +11,8 @@ MBSC_API mbsc_config *mbsc_config_new(enum mbsc_role role)
     mbsc_config *cfg;
     unsigned id;
 
+    if (mbsc_init() != MBSC_OK)
+        return NULL;
     if (role != MBSC_ROLE_MASTER && role != MBSC_ROLE_SLAVE)
         return NULL;
     cfg = calloc(1, sizeof *cfg);
