@@ -10,15 +10,22 @@
  * modbus_t; every action below is then a normal libmodbus call on it.  The
  * actions run in the order given, on one connection.
  *
- * Output: reads print "ADDR: V1 V2 ..." on stdout; --poll prints
- * "rtt_us min=.. median=.. p99=.. max=.."; stderr gets the negotiated
- * cipher and, on failure, exactly one line "secure_master: <reason>".
+ * Output: reads (and each read of --poll) print "ADDR: V1 V2 ..." on
+ * stdout; --poll then prints "rtt_us min=.. median=.. p99=.. max=..";
+ * --json prints one JSON object per result line instead, --csv one CSV row
+ * (master_output.c).  stderr gets the negotiated cipher, with -v what each request
+ * does, and on failure exactly one line "secure_master: <reason>".
+ *
+ * Addresses are the 0-based protocol addresses of the Modbus Application
+ * Protocol, as on the wire; the 1-based reference numbers of device manuals
+ * (holding register 0 = 40001) are only shown, in --help and with -v.
  *
  * Exit status: 0 success, 1 failure (keys, network, handshake, Modbus
  * exception, timeout), 2 bad command line.
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +36,7 @@
 #include <mbsc/modbus.h>
 
 #include "common.h"
+#include "master_output.h"
 
 #define PROG "secure_master"
 
@@ -36,6 +44,8 @@
 #define MAX_TIMEOUT_MS     3600000ul /* one hour */
 #define MAX_POLL_COUNT     1000000ul /* keeps the RTT array at 4 MB */
 #define MAX_INTERVAL_MS    3600000ul
+/* --poll --count 0 (until interrupted): RTT statistics over the last reads. */
+#define RTT_WINDOW 100000ul
 
 /* Modbus limits per request (Modbus Application Protocol v1.1b3, 6.1-6.12). */
 #define MAX_READ_REGISTERS  MODBUS_MAX_READ_REGISTERS  /* 125 */
@@ -49,7 +59,10 @@ enum action_kind {
     ACT_READ_INPUT,      /* FC4 */
     ACT_WRITE_COILS,     /* FC15 */
     ACT_READ_COILS,      /* FC1 */
-    ACT_POLL             /* FC3, repeated and timed */
+    ACT_POLL,            /* FC3, repeated and timed */
+    ACT_READ_DISCRETE,   /* FC2 */
+    ACT_WRITE_COIL,      /* FC5 */
+    ACT_WRITE_REGISTER   /* FC6 */
 };
 
 struct action {
@@ -60,6 +73,7 @@ struct action {
     unsigned count;            /* items read, or values written */
     unsigned long poll_count;  /* ACT_POLL: number of reads (0: not given yet) */
     unsigned long interval_ms; /* ACT_POLL: pause between reads */
+    int poll_count_given;      /* ACT_POLL: --count seen (0 is a valid count) */
     union {
         uint16_t regs[MAX_WRITE_REGISTERS];
         uint8_t bits[MAX_WRITE_BITS];
@@ -79,13 +93,15 @@ struct options {
     int timeout_given;
     struct action *actions;
     size_t n_actions;
+    struct mo_output out; /* text, --json or --csv (master_output.h) */
+    int verbose;          /* -v */
 };
 
 static void usage(FILE *out)
 {
     fputs("usage: " PROG " --connect HOST:PORT --key FILE --peer FILE [--psk FILE]\n"
           "                     [--cipher NAME | --ciphers LIST] [--unit ID] [--timeout MS]\n"
-          "                     ACTION...\n"
+          "                     [--json | --csv] [-v] ACTION...\n"
           "       " PROG " --help | --version\n"
           "\n"
           "  --connect HOST:PORT   the secure slave ([V6ADDR]:PORT for IPv6)\n"
@@ -97,19 +113,39 @@ static void usage(FILE *out)
           "                        (default: chacha20,trivium,rabbit,enocoro128v2)\n"
           "  --unit ID             Modbus unit id: 0..247 or 255 (default 255)\n"
           "  --timeout MS          connect + handshake, and each reply (default 5000)\n"
+          "  --json                one JSON object per result line on stdout\n"
+          "  --csv                 CSV on stdout: a header, then one row per result\n"
+          "  -v, --verbose         say on stderr what each request does and how long\n"
+          "                        it took, with the 1-based reference numbers\n"
           "\n"
           "Actions, run in the order given on one connection (numbers are decimal\n"
           "or 0x-prefixed hex):\n"
-          "  --write-registers ADDR=V1[,V2...]  write holding registers (FC16, max 123)\n"
+          "  --read-coils ADDR:COUNT            read coils (FC1, max 2000)\n"
+          "  --read-discrete-inputs ADDR:COUNT  read discrete inputs (FC2, max 2000)\n"
           "  --read-registers ADDR:COUNT        read holding registers (FC3, max 125)\n"
           "  --read-input-registers ADDR:COUNT  read input registers (FC4, max 125)\n"
+          "  --write-coil ADDR=B                write one coil, 0 or 1 (FC5)\n"
+          "  --write-register ADDR=V            write one holding register (FC6)\n"
           "  --write-coils ADDR=B1[,B2...]      write coils, bits 0/1 (FC15, max 1968)\n"
-          "  --read-coils ADDR:COUNT            read coils (FC1, max 2000)\n"
+          "  --write-registers ADDR=V1[,V2...]  write holding registers (FC16, max 123)\n"
           "  --poll ADDR:COUNT --count N [--interval MS]\n"
-          "                                     N timed reads of holding registers\n"
+          "                                     read holding registers N times, MS apart\n"
+          "                                     (default 0), printing the values each\n"
+          "                                     time; --count 0: until Ctrl-C/SIGTERM\n"
           "\n"
-          "Reads print 'ADDR: V1 V2 ...' on stdout; --poll prints round-trip times\n"
-          "'rtt_us min=.. median=.. p99=.. max=..' (microseconds, monotonic clock).\n"
+          "Addresses are 0-based, as on the wire (Modbus Application Protocol).\n"
+          "Device manuals often number from 1 with the table as the first digit:\n"
+          "  coil 0 = 00001, discrete input 0 = 10001, input register 0 = 30001,\n"
+          "  holding register 0 = 40001 (so 40108 is --read-registers 107:1).\n"
+          "\n"
+          "Reads, and each read of a poll, print 'ADDR: V1 V2 ...' on stdout; a poll\n"
+          "ends with its round-trip times 'rtt_us min=.. median=.. p99=.. max=..'\n"
+          "(microseconds, monotonic clock; with --count 0 over the last 100000\n"
+          "reads).  --json prints every read and write as one object per line, with\n"
+          "time, action, fc, unit, addr, ref (1-based), count, rtt_us, values and,\n"
+          "in a poll, seq; the poll's summary is one more object.  --csv prints the\n"
+          "same fields as columns v0, v1, ... for the values; the poll's summary\n"
+          "then goes to stderr.\n"
           "Exit status: 0 success, 1 failure, 2 bad command line.\n",
           out);
 }
@@ -211,6 +247,8 @@ static int take_option(struct options *o, const char *name, const char *val)
         {"--write-registers", ACT_WRITE_REGISTERS}, {"--read-registers", ACT_READ_REGISTERS},
         {"--read-input-registers", ACT_READ_INPUT}, {"--write-coils", ACT_WRITE_COILS},
         {"--read-coils", ACT_READ_COILS},           {"--poll", ACT_POLL},
+        {"--read-discrete-inputs", ACT_READ_DISCRETE}, {"--write-coil", ACT_WRITE_COIL},
+        {"--write-register", ACT_WRITE_REGISTER},
     };
     const char **slot = NULL;
     struct action *last = o->n_actions > 0 ? &o->actions[o->n_actions - 1] : NULL;
@@ -269,12 +307,14 @@ static int take_option(struct options *o, const char *name, const char *val)
         if (last == NULL || last->kind != ACT_POLL)
             return ex_usage_error("%s must follow --poll ADDR:COUNT", name);
         field = is_count ? &last->poll_count : &last->interval_ms;
-        if (is_count ? last->poll_count != 0 : last->interval_ms != ULONG_MAX)
+        if (is_count ? last->poll_count_given : last->interval_ms != ULONG_MAX)
             return ex_usage_error("%s given twice for one --poll", name);
-        if (ex_parse_ulong(val, is_count ? 1 : 0, is_count ? MAX_POLL_COUNT : MAX_INTERVAL_MS,
-                           field) != 0)
+        if (ex_parse_ulong(val, 0, is_count ? MAX_POLL_COUNT : MAX_INTERVAL_MS, field) != 0)
             return ex_usage_error("%s '%s': expected %s", name, val,
-                                  is_count ? "1..1000000" : "0..3600000 (ms)");
+                                  is_count ? "0..1000000 (0: until interrupted)"
+                                           : "0..3600000 (ms)");
+        if (is_count)
+            last->poll_count_given = 1;
         return 0;
     }
 
@@ -283,7 +323,7 @@ static int take_option(struct options *o, const char *name, const char *val)
 
         if (strcmp(name, actions[i].name) != 0)
             continue;
-        if (last != NULL && last->kind == ACT_POLL && last->poll_count == 0)
+        if (last != NULL && last->kind == ACT_POLL && !last->poll_count_given)
             return ex_usage_error("--poll %s needs --count N", last->arg);
         a = new_action(o, actions[i].kind, actions[i].name, val);
         if (a == NULL) {
@@ -295,7 +335,12 @@ static int take_option(struct options *o, const char *name, const char *val)
             return parse_values(name, val, MAX_WRITE_REGISTERS, 0, a);
         case ACT_WRITE_COILS:
             return parse_values(name, val, MAX_WRITE_BITS, 1, a);
+        case ACT_WRITE_REGISTER:
+            return parse_values(name, val, 1, 0, a);
+        case ACT_WRITE_COIL:
+            return parse_values(name, val, 1, 1, a);
         case ACT_READ_COILS:
+        case ACT_READ_DISCRETE:
             return parse_range(name, val, MAX_READ_BITS, a);
         case ACT_POLL:
             a->interval_ms = ULONG_MAX; /* "not given", see --interval */
@@ -328,6 +373,17 @@ static int parse_args(int argc, char **argv, struct options *o)
         }
         if (strcmp(a, "--version") == 0)
             return ex_print_version();
+        /* The options without a value. */
+        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            o->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--json") == 0 || strcmp(a, "--csv") == 0) {
+            if (o->out.format != MO_TEXT)
+                return ex_usage_error("--json and --csv are exclusive and given once");
+            o->out.format = a[2] == 'j' ? MO_JSON : MO_CSV;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
             return ex_usage_error("unexpected argument '%.200s'", a);
         /* Every option takes a value: --name VALUE or --name=VALUE. */
@@ -347,12 +403,15 @@ static int parse_args(int argc, char **argv, struct options *o)
     if (o->n_actions > 0) {
         struct action *last = &o->actions[o->n_actions - 1];
 
-        if (last->kind == ACT_POLL && last->poll_count == 0)
+        if (last->kind == ACT_POLL && !last->poll_count_given)
             return ex_usage_error("--poll %s needs --count N", last->arg);
     }
     for (i = 0; (size_t)i < o->n_actions; i++) {
         if (o->actions[i].kind == ACT_POLL && o->actions[i].interval_ms == ULONG_MAX)
             o->actions[i].interval_ms = 0;
+        /* CSV: as many value columns as the widest result. */
+        if (o->actions[i].count > o->out.csv_values)
+            o->out.csv_values = o->actions[i].count;
     }
     if (o->connect == NULL)
         return ex_usage_error("missing --connect HOST:PORT");
@@ -459,22 +518,40 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Set by SIGINT/SIGTERM while the actions run: polling stops cleanly. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/*
+ * SIGINT and SIGTERM end a poll with its summary instead of killing the
+ * program mid-line.  No SA_RESTART: the sleep between reads is cut short.
+ */
+static void catch_interrupts(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGINT, &sa, NULL);
+    (void)sigaction(SIGTERM, &sa, NULL);
+}
+
 static void sleep_ms(unsigned long ms)
 {
     struct timespec ts;
 
     ts.tv_sec = (time_t)(ms / 1000);
     ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted)
         ;
 }
 
-/*
- * A libmodbus call failed: say why in one line.  libmodbus only sees its
- * end of the socketpair close, so ask the adapter first whether the secure
- * connection broke (bad tag, slave gone); then errno tells a timeout or a
- * Modbus exception ("Illegal data address").
- */
 static int action_failed(const struct options *o, modbus_t *ctx, const struct action *a,
                          int saved_errno)
 {
@@ -493,14 +570,66 @@ static int action_failed(const struct options *o, modbus_t *ctx, const struct ac
     return EX_FAILURE;
 }
 
-static void print_regs(unsigned addr, const uint16_t *v, unsigned n)
+/* What an action is in Modbus terms, for the result lines and -v. */
+static void describe(const struct options *o, const struct action *a, struct mo_result *r)
 {
-    unsigned i;
+    static const struct {
+        unsigned fc;
+        enum mo_table table;
+    } kinds[] = {
+        [ACT_WRITE_REGISTERS] = {16, MO_HOLDING_REGISTERS},
+        [ACT_READ_REGISTERS] = {3, MO_HOLDING_REGISTERS},
+        [ACT_READ_INPUT] = {4, MO_INPUT_REGISTERS},
+        [ACT_WRITE_COILS] = {15, MO_COILS},
+        [ACT_READ_COILS] = {1, MO_COILS},
+        [ACT_POLL] = {3, MO_HOLDING_REGISTERS},
+        [ACT_READ_DISCRETE] = {2, MO_DISCRETE_INPUTS},
+        [ACT_WRITE_COIL] = {5, MO_COILS},
+        [ACT_WRITE_REGISTER] = {6, MO_HOLDING_REGISTERS},
+    };
 
-    printf("%u:", addr);
-    for (i = 0; i < n; i++)
-        printf(" %u", (unsigned)v[i]);
-    putchar('\n');
+    memset(r, 0, sizeof *r);
+    r->action = a->option + 2; /* without "--" */
+    r->fc = kinds[a->kind].fc;
+    r->table = kinds[a->kind].table;
+    r->unit = (unsigned)o->unit;
+    r->addr = a->addr;
+    r->count = a->count;
+    r->seq = -1;
+}
+
+static const char *table_name(enum mo_table t)
+{
+    switch (t) {
+    case MO_COILS: return "coils";
+    case MO_DISCRETE_INPUTS: return "discrete inputs";
+    case MO_INPUT_REGISTERS: return "input registers";
+    case MO_HOLDING_REGISTERS:
+    default: return "holding registers";
+    }
+}
+
+/* -v: "FC3 read holding registers 10..13 (40011..40014): 312 us". */
+static void say_request(const struct options *o, const struct mo_result *r)
+{
+    char first[16], last[16], seq[32] = "";
+
+    if (!o->verbose)
+        return;
+    mo_reference(first, sizeof first, r->table, r->addr, r->count, 0);
+    mo_reference(last, sizeof last, r->table, r->addr, r->count, r->count - 1);
+    if (r->seq >= 0)
+        snprintf(seq, sizeof seq, " #%ld", r->seq);
+    ex_msg("FC%u %s %s %u..%u (%s..%s)%s: %lu us", r->fc, r->written ? "write" : "read",
+           table_name(r->table), r->addr, r->addr + r->count - 1, first, last, seq,
+           (unsigned long)r->rtt_us);
+}
+
+static uint32_t elapsed_us(uint64_t t0)
+{
+    uint64_t dt = (now_ns() - t0) / 1000u;
+
+    return dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
 }
 
 static int compare_u32(const void *a, const void *b)
@@ -518,90 +647,132 @@ static uint32_t percentile(const uint32_t *sorted, size_t n, unsigned p)
     return sorted[rank - 1];
 }
 
-static int run_poll(const struct options *o, modbus_t *ctx, const struct action *a)
+/*
+ * --poll: read, print, pause, count times (0: until SIGINT/SIGTERM), then
+ * the round-trip statistics.  The RTTs go into a ring of at most
+ * RTT_WINDOW samples when the count is open-ended.
+ */
+static int run_poll(struct options *o, modbus_t *ctx, const struct action *a)
 {
     uint16_t regs[MAX_READ_REGISTERS];
-    uint32_t *rtt = malloc(a->poll_count * sizeof *rtt);
-    size_t i, n = a->poll_count;
+    size_t cap = a->poll_count != 0 ? a->poll_count : RTT_WINDOW, kept;
+    uint32_t *rtt = malloc(cap * sizeof *rtt);
+    unsigned long reads = 0;
+    struct mo_result r;
 
     if (rtt == NULL) {
         ex_msg("out of memory");
         return EX_FAILURE;
     }
-    for (i = 0; i < n; i++) {
-        uint64_t t0, dt;
+    describe(o, a, &r);
+    r.regs = regs;
+    while ((a->poll_count == 0 || reads < a->poll_count) && !interrupted) {
+        uint64_t t0;
         int rc;
 
-        if (i > 0 && a->interval_ms > 0)
+        if (reads > 0 && a->interval_ms > 0) {
             sleep_ms(a->interval_ms);
+            if (interrupted)
+                break;
+        }
         t0 = now_ns();
         rc = modbus_read_registers(ctx, (int)a->addr, (int)a->count, regs);
-        dt = (now_ns() - t0) / 1000u;
+        r.rtt_us = elapsed_us(t0);
         if (rc != (int)a->count) {
             int saved = rc < 0 ? errno : EMBBADDATA;
 
             free(rtt);
             return action_failed(o, ctx, a, saved);
         }
-        rtt[i] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
+        rtt[reads % cap] = r.rtt_us;
+        r.seq = (long)reads;
+        say_request(o, &r);
+        mo_print_result(&o->out, &r);
+        /* A poller's reader wants each line as it comes, even into a pipe. */
+        fflush(stdout);
+        reads++;
     }
-    qsort(rtt, n, sizeof *rtt, compare_u32);
-    printf("rtt_us min=%lu median=%lu p99=%lu max=%lu\n", (unsigned long)rtt[0],
-           (unsigned long)percentile(rtt, n, 50), (unsigned long)percentile(rtt, n, 99),
-           (unsigned long)rtt[n - 1]);
+    kept = reads < cap ? (size_t)reads : cap;
+    if (kept > 0) {
+        qsort(rtt, kept, sizeof *rtt, compare_u32);
+        mo_print_poll_summary(&o->out, &r, reads, rtt[0], percentile(rtt, kept, 50),
+                              percentile(rtt, kept, 99), rtt[kept - 1]);
+    }
     free(rtt);
+    if (interrupted && a->poll_count != 0) {
+        ex_msg("%s %s: interrupted after %lu of %lu reads", a->option, a->arg, reads,
+               a->poll_count);
+        return EX_FAILURE;
+    }
     return EX_OK;
 }
 
-static int run_action(const struct options *o, modbus_t *ctx, const struct action *a)
+static int run_action(struct options *o, modbus_t *ctx, const struct action *a)
 {
     uint16_t regs[MAX_READ_REGISTERS];
     uint8_t bits[MAX_READ_BITS];
     int addr = (int)a->addr, count = (int)a->count, rc;
-    unsigned i;
+    struct mo_result r;
+    uint64_t t0;
 
+    describe(o, a, &r);
+    t0 = now_ns();
     switch (a->kind) {
     case ACT_WRITE_REGISTERS:
         rc = modbus_write_registers(ctx, addr, count, a->values.regs);
+        r.regs = a->values.regs;
+        break;
+    case ACT_WRITE_REGISTER:
+        rc = modbus_write_register(ctx, addr, a->values.regs[0]);
+        r.regs = a->values.regs;
         break;
     case ACT_WRITE_COILS:
         rc = modbus_write_bits(ctx, addr, count, a->values.bits);
+        r.bits = a->values.bits;
+        break;
+    case ACT_WRITE_COIL:
+        rc = modbus_write_bit(ctx, addr, a->values.bits[0]);
+        r.bits = a->values.bits;
         break;
     case ACT_READ_REGISTERS:
         rc = modbus_read_registers(ctx, addr, count, regs);
+        r.regs = regs;
         break;
     case ACT_READ_INPUT:
         rc = modbus_read_input_registers(ctx, addr, count, regs);
+        r.regs = regs;
         break;
     case ACT_READ_COILS:
         rc = modbus_read_bits(ctx, addr, count, bits);
+        r.bits = bits;
+        break;
+    case ACT_READ_DISCRETE:
+        rc = modbus_read_input_bits(ctx, addr, count, bits);
+        r.bits = bits;
         break;
     case ACT_POLL:
     default:
         return run_poll(o, ctx, a);
     }
-    /* libmodbus returns the number of items, or -1 with errno set. */
+    r.rtt_us = elapsed_us(t0);
+    /* libmodbus returns the number of items (1 for FC5/FC6), or -1 with errno set. */
     if (rc != count)
         return action_failed(o, ctx, a, rc < 0 ? errno : EMBBADDATA);
-
-    if (a->kind == ACT_READ_REGISTERS || a->kind == ACT_READ_INPUT) {
-        print_regs(a->addr, regs, a->count);
-    } else if (a->kind == ACT_READ_COILS) {
-        printf("%u:", a->addr);
-        for (i = 0; i < a->count; i++)
-            printf(" %u", bits[i] ? 1u : 0u);
-        putchar('\n');
-    }
+    r.written = a->kind == ACT_WRITE_REGISTERS || a->kind == ACT_WRITE_REGISTER ||
+                a->kind == ACT_WRITE_COILS || a->kind == ACT_WRITE_COIL;
+    say_request(o, &r);
+    mo_print_result(&o->out, &r);
     return EX_OK;
 }
 
-static int run(const struct options *o, const mbsc_config *cfg)
+static int run(struct options *o, const mbsc_config *cfg)
 {
     char why[EX_WHY_SIZE];
     const mbsc_cipher *cipher;
     modbus_t *ctx;
     size_t i;
     int err = MBSC_OK, rc = EX_OK;
+    uint64_t t0 = now_ns();
 
     why[0] = '\0';
     ctx = mbsc_modbus_connect(o->connect, cfg, (int)o->timeout_ms, &err, why, sizeof why);
@@ -612,6 +783,9 @@ static int run(const struct options *o, const mbsc_config *cfg)
     cipher = mbsc_modbus_cipher(ctx);
     ex_msg("connected to %s, cipher %s", o->connect,
            cipher != NULL ? mbsc_cipher_name(cipher) : "?");
+    if (o->verbose)
+        ex_msg("connect and handshake took %lu us; unit %lu, reply timeout %lu ms",
+               (unsigned long)elapsed_us(t0), o->unit, o->timeout_ms);
 
     if (modbus_set_slave(ctx, (int)o->unit) != 0) {
         ex_msg("--unit %lu: %s", o->unit, modbus_strerror(errno));
@@ -625,8 +799,19 @@ static int run(const struct options *o, const mbsc_config *cfg)
         rc = EX_FAILURE;
         goto out;
     }
-    for (i = 0; i < o->n_actions && rc == EX_OK; i++)
+    catch_interrupts();
+    for (i = 0; i < o->n_actions && rc == EX_OK; i++) {
+        /* After an interrupt nothing more is sent; ending an open-ended
+         * poll that way is its normal end (status 0). */
+        if (interrupted) {
+            if (i == 0 || o->actions[i - 1].kind != ACT_POLL || o->actions[i - 1].poll_count != 0) {
+                ex_msg("interrupted before %s %s", o->actions[i].option, o->actions[i].arg);
+                rc = EX_FAILURE;
+            }
+            break;
+        }
         rc = run_action(o, ctx, &o->actions[i]);
+    }
 out:
     mbsc_modbus_close(ctx);
     return rc;
