@@ -463,7 +463,7 @@ static void report_connect_failure(const struct options *o, int err, const char 
 
     switch (err) {
     case MBSC_ERR_PEER_CLOSED:
-        /* The slave says nothing on purpose (DESIGN: it closes without an
+        /* The slave says nothing on purpose (docs/protocol.md: it closes without an
          * answer), so list what makes it close. */
         ex_msg("handshake with %s failed: slave refused the handshake (our key is not "
                "authorised, or no common cipher, or --peer is not the slave's key)",

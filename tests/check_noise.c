@@ -304,7 +304,7 @@ START_TEST(test_mbsc1_handshake)
     ck_assert_ptr_nonnull(v);
     prologue = hex_alloc(field(v, "prologue"), &prologue_len);
     ck_assert_uint_eq(prologue_len, 6);
-    ck_assert_mem_eq(prologue, "mbsc/1", 6); /* DESIGN.md */
+    ck_assert_mem_eq(prologue, "mbsc/1", 6); /* docs/protocol.md */
     hex_exact(psk, 32, field(v, "psk"));
     hex_exact(ms, 32, field(v, "master_static"));
     hex_exact(ss, 32, field(v, "slave_static"));
@@ -744,7 +744,7 @@ START_TEST(test_wrong_psk)
     /* psk2 enters at the end of message 2: the responder cannot tell... */
     ck_assert_int_eq(pair_read(&pr, 0, pr.msg[0], pr.msg_len[0]), MBSC_OK);
     pair_write(&pr, 1);
-    /* ...and the initiator sees message 2 fail (DESIGN.md). */
+    /* ...and the initiator sees message 2 fail (docs/protocol.md). */
     ck_assert_int_eq(pair_read(&pr, 1, pr.msg[1], pr.msg_len[1]), MBSC_ERR_HANDSHAKE_DECRYPT);
     assert_dead(&pr.ini, MBSC_ERR_HANDSHAKE_DECRYPT);
 

@@ -1,7 +1,7 @@
 /*
  * check_protocol.c - the mbsc/1 wire protocol against
  * tests/vectors/mbsc1/protocol_vectors.json, produced by an independent
- * implementation written from DESIGN.md (see that folder's README.md):
+ * implementation written from the protocol description (see that folder's README.md):
  * key derivation and rekey, whole handshakes with fixed ephemeral keys,
  * and one direction of records per cipher across the first rekey.
  */

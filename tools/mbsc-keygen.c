@@ -1,5 +1,5 @@
 /*
- * mbsc-keygen - create the key files of mbsc (docs: DESIGN.md "Keys on disk").
+ * mbsc-keygen - create the key files of mbsc (docs: docs/keys.md, mbsc-keygen(1)).
  *
  *   mbsc-keygen [--force] PATH     new key pair: PATH (private, mode 0600) and
  *                                  PATH.pub (public, 0644); prints the public key

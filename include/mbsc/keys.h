@@ -1,7 +1,7 @@
 /*
  * mbsc/keys.h - X25519 key pairs, key files and the slave's allow-list.
  *
- * File formats (docs: "Keys on disk" in DESIGN.md; the same as WireGuard's):
+ * File formats (docs/keys.md, mbsc-keys(5); the same as WireGuard's):
  *
  *  - A key file (private, public or pre-shared) holds one 32-byte key as
  *    exactly 44 characters of canonical standard base64 (RFC 4648 section 4,

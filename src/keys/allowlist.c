@@ -1,5 +1,5 @@
 /*
- * allowlist.c - the slave's list of accepted master keys (DESIGN.md "Keys
+ * allowlist.c - the slave's list of accepted master keys (docs/keys.md "Keys
  * on disk"): one "<base64 key> <name> [role]" per line, "#" comments,
  * blank lines ignored, a bad line or a repeated key reported with its line.
  *

@@ -1,6 +1,6 @@
 /*
  * keyfile.c - X25519 key pairs and the one-line key file format
- * (DESIGN.md "Keys on disk"): 44 characters of canonical base64, then an
+ * (docs/keys.md "Keys on disk"): 44 characters of canonical base64, then an
  * optional LF or CRLF, nothing else.
  */
 #include <string.h>

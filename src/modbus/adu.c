@@ -3,7 +3,7 @@
  * feeding received bytes to a session, and the socketpair and libmodbus
  * context that both hand to libmodbus.
  *
- * DESIGN.md, "Precise rules": an authenticated payload that is not one
+ * docs/protocol.md, "Modbus on top": an authenticated payload that is not one
  * well-formed Modbus/TCP ADU ends the session; an empty one is a keep-alive
  * (the callers skip those before they get here).
  */

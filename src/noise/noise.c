@@ -223,7 +223,7 @@ static int decrypt_and_hash(mbsc_noise *hs, uint8_t *out, const uint8_t *ct, siz
 
 /*
  * out = X25519(priv, pub).  An all-zero result means pub has low order
- * (or is the identity): abort, as DESIGN.md requires.  libsodium already
+ * (or is the identity): abort, as docs/protocol.md requires.  libsodium already
  * refuses those inputs; the explicit check keeps the rule visible and
  * independent of the libsodium version.
  */

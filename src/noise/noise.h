@@ -4,7 +4,7 @@
  * Noise Protocol Framework, revision 34 (2018-07-11), for the suite
  * 25519_ChaChaPoly_BLAKE2b and three patterns:
  *
- *   Noise_IKpsk2_25519_ChaChaPoly_BLAKE2b   mbsc/1 (DESIGN.md, "Handshake")
+ *   Noise_IKpsk2_25519_ChaChaPoly_BLAKE2b   mbsc/1 (docs/protocol.md, "Handshake")
  *   Noise_IK_25519_ChaChaPoly_BLAKE2b       same without the psk
  *   Noise_NN_25519_ChaChaPoly_BLAKE2b       ephemeral keys only
  *

@@ -1,5 +1,5 @@
 /*
- * record.h - one direction of the mbsc/1 transport (DESIGN.md, Transport).
+ * record.h - one direction of the mbsc/1 transport (docs/protocol.md, Transport).
  *
  * A direction holds the current direction key k, the cipher state running
  * under the key derived from it, and the 64-bit frame counter.  Frame i

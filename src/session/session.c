@@ -1,7 +1,7 @@
 /*
  * session.c - the sans-I/O engine: frames in, frames out, the handshake
- * (noise/) and the record layer (record/) tied together.  DESIGN.md
- * "Wire protocol, version 1"; docs/protocol.md.
+ * (noise/) and the record layer (record/) tied together.  docs/design.md
+ * "Layers"; the bytes are in docs/protocol.md.
  *
  * Input is one linear buffer that the driver reads into directly
  * (mbsc_session_input_buf/ack) or that mbsc_session_feed() copies into;
@@ -30,7 +30,7 @@
 /* Two largest frames too: one read takes a pipelined frame behind a partial one. */
 #define INPUT_CAP (2u * (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY))
 
-/* Handshake payloads (DESIGN.md): version, count, ids / one chosen id. */
+/* Handshake payloads (docs/protocol.md): version, count, ids / one chosen id. */
 #define OFFER_HEADER_BYTES 2u
 
 enum session_state {
