@@ -4,7 +4,7 @@
  *
  *   secure_master --connect HOST:PORT --key FILE --peer FILE [--psk FILE]
  *                 [--cipher NAME | --ciphers LIST] [--unit ID] [--timeout MS]
- *                 ACTION...
+ *                 [--json | --csv] [-v] ACTION...
  *
  * mbsc_modbus_connect() runs the handshake and returns an ordinary
  * modbus_t; every action below is then a normal libmodbus call on it.  The
@@ -71,7 +71,7 @@ struct action {
     const char *arg;    /* its argument: "0:10" */
     unsigned addr;
     unsigned count;            /* items read, or values written */
-    unsigned long poll_count;  /* ACT_POLL: number of reads (0: not given yet) */
+    unsigned long poll_count;  /* ACT_POLL: number of reads (0: until interrupted) */
     unsigned long interval_ms; /* ACT_POLL: pause between reads */
     int poll_count_given;      /* ACT_POLL: --count seen (0 is a valid count) */
     union {

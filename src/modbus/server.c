@@ -4,7 +4,7 @@
  *
  * For each request of a confirmed session, in order:
  *   1. the MBAP header is checked (mbsc_modbus_check_adu): a payload that
- *      is not one Modbus/TCP ADU ends the session (DESIGN.md);
+ *      is not one Modbus/TCP ADU ends the session (docs/protocol.md);
  *   2. the application's hook, if any, sees the request with the master's
  *      name and role, and lets it through, refuses it with an exception of
  *      its choice, or answers it itself;
