@@ -41,6 +41,7 @@ MBSC_API const char *mbsc_strerror(int code)
     case MBSC_ERR_IO: return "socket error";
     case MBSC_ERR_FD_LIMIT: return "file descriptor limit reached (FD_SETSIZE)";
     case MBSC_ERR_BIND: return "cannot listen on the address";
+    case MBSC_ERR_REPLAYED: return "handshake message replayed (seen before)";
     case MBSC_ERR_KEY_FILE_UNREADABLE: return "key file unreadable";
     case MBSC_ERR_KEY_FILE_PERMISSIONS: return "key file permissions too open";
     case MBSC_ERR_KEY_FILE_FORMAT: return "key file is not one line of base64 of 32 bytes";

@@ -57,6 +57,7 @@ enum mbsc_error {
     MBSC_ERR_IO = -36,                /* unexpected socket error */
     MBSC_ERR_FD_LIMIT = -37,          /* descriptor >= FD_SETSIZE or too many fds */
     MBSC_ERR_BIND = -38,              /* bind/listen failed */
+    MBSC_ERR_REPLAYED = -39,          /* message 1 seen before (a replay) */
 
     /* Keys on disk */
     MBSC_ERR_KEY_FILE_UNREADABLE = -40,  /* key file missing or unreadable */

@@ -22,8 +22,10 @@
  * unconfirmed from accept until its session is confirmed by the master's
  * first transport frame.  Budgets, all settable with mbsc_server_set_limit():
  *   - unconfirmed connections at once (default 64): when full, the oldest
- *     unconfirmed connection is closed for the newcomer; a confirmed
- *     session is never closed for an unconfirmed one;
+ *     unconfirmed connection is closed for the newcomer (the oldest that
+ *     has not sent a valid message 1 first, then the oldest waiting for
+ *     its confirmation); a confirmed session is never closed for an
+ *     unconfirmed one;
  *   - all connections (default 1024, and never more than RLIMIT_NOFILE
  *     minus MBSC_SERVER_FD_RESERVE): when full, the newcomer takes the
  *     oldest unconfirmed connection's place, or is refused;
@@ -128,6 +130,7 @@ struct mbsc_server_stats {
     uint64_t unknown_keys;  /*   master key not in the allow-list */
     uint64_t bad_handshakes; /*  malformed handshake or frame, failed decryption */
     uint64_t closed_early;  /*   the client hung up before confirmation */
+    uint64_t replays;       /*   message 1 seen before (its ephemeral key) */
 };
 
 /*

@@ -258,6 +258,21 @@ MBSC_API const char *mbsc_session_peer_name(const mbsc_session *s);
 MBSC_API const char *mbsc_session_peer_role(const mbsc_session *s);
 
 /*
+ * Slave: a check of each message 1 before any work is done on it.  fn gets
+ * the master's ephemeral public key (the first MBSC_KEY_BYTES of message 1,
+ * sent in the clear) and returns 1 if it has been seen before: the
+ * handshake then fails with MBSC_ERR_REPLAYED.  A master draws a fresh
+ * ephemeral key for every handshake, so a repeated one is a replay of a
+ * captured message 1, which key confirmation would catch too, but only
+ * after the replay cost two X25519 operations and a connection slot until
+ * its deadline.  The server (mbsc/server.h) keeps such a memory; ignored
+ * on a master.
+ */
+typedef int (*mbsc_session_replay_fn)(void *user, const uint8_t ephemeral[MBSC_KEY_BYTES]);
+MBSC_API void mbsc_session_set_replay_check(mbsc_session *s, mbsc_session_replay_fn fn,
+                                           void *user);
+
+/*
  * Slave: after the handshake failed with MBSC_ERR_UNKNOWN_PEER, the static
  * public key that message 1 carried and the allow-list did not hold
  * (public, for the operator to paste into the allow-list if it is right).

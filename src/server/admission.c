@@ -94,13 +94,24 @@ static int take_slot(mbsc_server *srv, size_t *slot)
     return MBSC_ERR_FD_LIMIT; /* cannot happen: slots are sized for the budget */
 }
 
-/* Make room: the oldest unconfirmed connection goes.  0 if there is none. */
+/*
+ * Make room: the oldest unconfirmed connection goes, preferring one that
+ * has not even got a valid message 1 through (idle, half a message...)
+ * over one that waits for its confirmation: a master whose message 2 is on
+ * its way then survives a flood of connections that reconnect at once.
+ * 0 if there is none.
+ */
 static int evict_oldest(mbsc_server *srv)
 {
-    struct srv_conn *old = srv->unconfirmed.head;
+    struct srv_conn *old = srv->unconfirmed.head, *c;
 
     if (old == NULL)
         return 0;
+    for (c = old; c != NULL; c = c->next)
+        if (!c->progressed) {
+            old = c;
+            break;
+        }
     srv_conn_end(srv, old, MBSC_ERR_HANDSHAKE_TIMEOUT, "evicted", REFUSED_EVICTED);
     return 1;
 }
@@ -191,9 +202,18 @@ static int shed_one(mbsc_server *srv)
 
 void srv_accept_some(mbsc_server *srv)
 {
-    int i;
+    /*
+     * At most half the unconfirmed budget per step: a newcomer is read (and
+     * its message 1 answered) at the next step, before more newcomers can
+     * evict it.
+     */
+    unsigned batch = srv->max_unconfirmed / 2, i;
 
-    for (i = 0; i < ACCEPT_BATCH; i++) {
+    if (batch > ACCEPT_BATCH)
+        batch = ACCEPT_BATCH;
+    if (batch == 0)
+        batch = 1;
+    for (i = 0; i < batch; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(srv->lfd, (struct sockaddr *)(void *)&ss, &sl,

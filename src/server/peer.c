@@ -60,6 +60,7 @@ struct srv_conn *srv_conn_new(mbsc_server *srv, int fd, int *err)
         return NULL;
     }
     c->fd = fd;
+    mbsc_session_set_replay_check(c->s, srv_replay_seen, srv);
     mbsc_link_init(&c->link, fd, c->s);
     return c;
 }
@@ -122,6 +123,8 @@ static void end_for_session_error(mbsc_server *srv, struct srv_conn *c, int err)
 
     if (err == MBSC_ERR_UNKNOWN_PEER)
         why = REFUSED_UNKNOWN_KEY;
+    else if (err == MBSC_ERR_REPLAYED)
+        why = REFUSED_REPLAY;
     else if (err == MBSC_ERR_PEER_CLOSED || err == MBSC_ERR_TRUNCATED)
         why = REFUSED_CLOSED;
     if (err == MBSC_ERR_PEER_CLOSED && c->confirmed) {
@@ -260,6 +263,8 @@ void srv_conn_io(mbsc_server *srv, struct srv_conn *c, short revents)
             return;
         }
         /* Session errors (and the end of the stream) are handled by process. */
+        if (!c->confirmed && !c->progressed && mbsc_link_output_pending(&c->link))
+            c->progressed = 1; /* message 2 is out: only confirmation is missing */
     }
     srv_conn_process(srv, c);
 }

@@ -23,6 +23,7 @@ static const char *const reason_text[REFUSED_COUNT] = {
     [REFUSED_FD] = "out of descriptors",
     [REFUSED_UNKNOWN_KEY] = "unknown master key",
     [REFUSED_HANDSHAKE] = "bad handshake or frame",
+    [REFUSED_REPLAY] = "replayed message 1",
     [REFUSED_CLOSED] = "closed by the client before confirmation",
     [REFUSED_OTHER] = "other errors",
 };
@@ -92,6 +93,9 @@ void srv_refuse(mbsc_server *srv, enum srv_refusal why)
         break;
     case REFUSED_CLOSED:
         srv->stats.closed_early++;
+        break;
+    case REFUSED_REPLAY:
+        srv->stats.replays++;
         break;
     case REFUSED_OTHER:
     case REFUSED_COUNT:

@@ -64,6 +64,7 @@ enum srv_refusal {
     REFUSED_FD,          /* out of descriptors */
     REFUSED_UNKNOWN_KEY, /* master key not in the allow-list */
     REFUSED_HANDSHAKE,   /* malformed or undecryptable handshake, bad frame */
+    REFUSED_REPLAY,      /* message 1 seen before */
     REFUSED_CLOSED,      /* the client hung up before confirmation */
     REFUSED_OTHER,       /* out of memory, socket errors */
     REFUSED_COUNT
@@ -73,6 +74,15 @@ enum srv_refusal {
 #define SRV_SEEN_KEYS 64u
 /* Unknown keys printed per log interval at most (the rest are counted). */
 #define SRV_KEY_LINES_PER_INTERVAL 8u
+
+/* Ephemeral keys of recent message 1s (replay check), oldest overwritten. */
+#define SRV_RECENT_EPHEMERALS 4096u
+
+struct srv_replays {
+    uint64_t tag[SRV_RECENT_EPHEMERALS]; /* first 8 bytes, for a fast scan */
+    uint8_t key[SRV_RECENT_EPHEMERALS][MBSC_KEY_BYTES];
+    size_t n, next;
+};
 
 struct srv_refusals {
     uint64_t counts[REFUSED_COUNT]; /* since the last line */
@@ -95,6 +105,7 @@ struct srv_conn {
     int awaiting;      /* a request is with the application */
     int in_callback;   /* inside the request callback */
     int ready;         /* on the ready list: answered later, process next step */
+    int progressed;    /* message 1 accepted (message 2 sent), not yet confirmed */
     short watched;     /* events registered with the poller */
     int64_t due_ns;    /* unconfirmed: handshake deadline; confirmed: last activity */
     struct srv_conn *prev, *next; /* in srv->unconfirmed or srv->confirmed */
@@ -144,6 +155,7 @@ struct mbsc_server {
     int64_t accept_resume_ns; /* accepting paused until then (reserve lost) */
     struct mbsc_server_stats stats;
     struct srv_refusals refusals;
+    struct srv_replays replays;
 };
 
 /* Poller keys that are not connections (connection ids are >= 1 << SRV_SLOT_BITS). */
@@ -173,6 +185,9 @@ void srv_conn_end(mbsc_server *srv, struct srv_conn *c, int err, const char *det
 void srv_conn_free(struct srv_conn *c);
 void srv_list_push(struct srv_list *l, struct srv_conn *c);
 void srv_list_remove(struct srv_list *l, struct srv_conn *c);
+
+/* replays.c */
+int srv_replay_seen(void *srv, const uint8_t ephemeral[MBSC_KEY_BYTES]);
 
 /* admission.c */
 void srv_accept_some(mbsc_server *srv);

@@ -57,6 +57,9 @@ struct mbsc_session {
     char peer_name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char peer_role[MBSC_ALLOWLIST_NAME_MAX + 1];
     int has_peer_name, has_peer_role;
+    /* Slave: the driver's check of message 1's ephemeral key, for replays. */
+    mbsc_session_replay_fn replay_fn;
+    void *replay_user;
     /* A key refused by the allow-list (public), for the operator's log. */
     uint8_t refused_key[MBSC_KEY_BYTES];
     int has_refused_key;
@@ -202,6 +205,10 @@ static int handle_message1(mbsc_session *s, const uint8_t *body, size_t body_len
     uint8_t chosen = 0;
     int rc;
 
+    /* Message 1 opens with the master's ephemeral key, in the clear (Noise "e"):
+     * a replay is caught here, before it costs a single DH. */
+    if (s->replay_fn != NULL && body_len >= MBSC_KEY_BYTES && s->replay_fn(s->replay_user, body))
+        return MBSC_ERR_REPLAYED;
     rc = mbsc_noise_read_message(&s->noise, body, body_len, offer, sizeof s->payload,
                                  &offer_len);
     if (rc != MBSC_OK)
@@ -589,6 +596,15 @@ MBSC_API unsigned mbsc_session_state(const mbsc_session *s)
     if (s->in_end - s->in_start < INPUT_CAP)
         st |= MBSC_SESSION_RECV;
     return st;
+}
+
+MBSC_API void mbsc_session_set_replay_check(mbsc_session *s, mbsc_session_replay_fn fn,
+                                           void *user)
+{
+    if (s == NULL || s->role != MBSC_ROLE_SLAVE)
+        return;
+    s->replay_fn = fn;
+    s->replay_user = user;
 }
 
 MBSC_API int mbsc_session_refused_key(const mbsc_session *s, uint8_t public_key[MBSC_KEY_BYTES])
