@@ -256,6 +256,7 @@ static void table_connection(struct table *t, const struct bench_ctx *ctx)
     table_col(t, "RTT p50 (us)");
     table_col(t, "RTT p99 (us)");
     table_col(t, "p50 - plaintext (us)");
+    table_col(t, "slave CPU/request (us)");
     for (size_t i = 0; i <= ctx->n_ciphers; i++) {
         const char *name = i == 0 ? BENCH_PLAINTEXT : mbsc_cipher_name(ctx->ciphers[i - 1]);
         double v;
@@ -270,8 +271,11 @@ static void table_connection(struct table *t, const struct bench_ctx *ctx)
             table_cell(t, "%+.1f", v - plain);
         else
             table_cell(t, "-");
+        cell_result(t, ctx, name, "slave_cpu_us", BENCH_NO_SIZE);
     }
     table_note(t, "handshake: two sessions back to back, both sides' CPU time, median.");
+    table_note(t, "slave CPU/request: CPU time of the slave's thread (user + system) over "
+                  "all its requests, divided by their number.");
     table_note(t, "RTT: %s.", ctx->rtt_note);
 }
 

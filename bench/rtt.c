@@ -10,8 +10,13 @@
  *    allowing all four ciphers) and one mbsc_modbus_connect() client per
  *    cipher, offering only that cipher.  Besides the crypto, a request
  *    crosses the client's socketpair and pump thread on the way out and
- *    back, and the server's socketpair to libmodbus: the figure is what an
+ *    back, and on the slave modbus_reply() writing its reply into a socketpair
+ *    that the server reads it back from: the figure is what an
  *    unchanged libmodbus application sees.
+ *
+ * Beside each round trip: the slave's CPU time per request, from the CPU
+ * clock of the thread that serves it (pthread_getcpuclockid), read before
+ * and after each transport's turn in a round.
  *
  * All connections stay open for the whole group and the transports take
  * turns round by round.  The threads must run at the same time, so this
@@ -26,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mbsc/modbus.h"
@@ -218,7 +224,20 @@ struct transport {
     modbus_t *ctx;
     int secure;
     struct bench_samples rtt; /* µs */
+    clockid_t slave_clock;    /* CPU clock of the thread that serves it */
+    int has_slave_clock;
+    double slave_cpu_ns;      /* the serving thread's CPU time during its requests */
 };
+
+/* CPU time of a thread's clock in ns (0 if it cannot be read). */
+static double thread_cpu_ns(clockid_t c)
+{
+    struct timespec ts;
+
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 /* One timed request; returns its round trip in µs. */
 static double one_request(struct transport *t)
@@ -250,14 +269,22 @@ static void measure(struct bench_ctx *ctx, struct transport *tr, size_t n)
     for (unsigned rnd = 0; rnd < plan->rtt_rounds; rnd++)
         for (size_t k = 0; k < n; k++) {
             struct transport *t = &tr[(k + rnd) % n];
+            double c0 = t->has_slave_clock ? thread_cpu_ns(t->slave_clock) : 0;
             for (unsigned it = 0; it < plan->rtt_per_round; it++)
                 bench_samples_add(&t->rtt, one_request(t));
+            if (t->has_slave_clock)
+                t->slave_cpu_ns += thread_cpu_ns(t->slave_clock) - c0;
         }
     for (size_t j = 0; j < n; j++) {
         bench_results_add(&ctx->results, tr[j].name, "rtt_us_p50", BENCH_NO_SIZE,
                           bench_median(&tr[j].rtt), "us");
         bench_results_add(&ctx->results, tr[j].name, "rtt_us_p99", BENCH_NO_SIZE,
                           bench_percentile(&tr[j].rtt, 99), "us");
+        if (tr[j].has_slave_clock)
+            bench_results_add(&ctx->results, tr[j].name, "slave_cpu_us", BENCH_NO_SIZE,
+                              tr[j].slave_cpu_ns / 1000.0 /
+                                  ((double)plan->rtt_rounds * plan->rtt_per_round),
+                              "us");
         bench_samples_free(&tr[j].rtt);
     }
 }
@@ -281,6 +308,7 @@ void bench_rtt(struct bench_ctx *ctx)
         return;
     }
     tr[n].name = BENCH_PLAINTEXT;
+    tr[n].has_slave_clock = pthread_getcpuclockid(ps.thread, &tr[n].slave_clock) == 0;
     tr[n].ctx = modbus_new_tcp("127.0.0.1", port);
     if (tr[n].ctx == NULL || modbus_connect(tr[n].ctx) != 0)
         bench_fail("plaintext: cannot connect to 127.0.0.1:%d: %s", port, modbus_strerror(errno));
@@ -292,6 +320,7 @@ void bench_rtt(struct bench_ctx *ctx)
     for (size_t i = 0; secure_ok && i < ctx->n_ciphers; i++) {
         tr[n].name = mbsc_cipher_name(ctx->ciphers[i]);
         tr[n].secure = 1;
+        tr[n].has_slave_clock = pthread_getcpuclockid(ss.thread, &tr[n].slave_clock) == 0;
         tr[n].ctx = secure_connect(&ss, ctx->ciphers[i], secure_why, sizeof secure_why);
         if (tr[n].ctx == NULL)
             secure_ok = 0;

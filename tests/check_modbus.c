@@ -29,6 +29,7 @@
 #include "fixture.h"
 #include "mbsc.h"
 #include "mbsc/modbus.h"
+#include "modbus/modbus_internal.h"
 #include "testutil.h"
 
 Suite *modbus_suite(void);
@@ -1449,6 +1450,253 @@ static TCase *tcase(Suite *s, const char *name)
     return tc;
 }
 
+/* --- Checks before modbus_reply() ------------------------------------------------- */
+
+struct pdu_case {
+    const char *what;
+    uint8_t pdu[24];
+    size_t len;
+    uint8_t exception; /* 0: passed on to modbus_reply() */
+};
+
+/* Modbus Application Protocol v1.1b3, section 6: one row per rule. */
+static const struct pdu_case pdu_cases[] = {
+    {"read coils: 1 bit", {0x01, 0, 0, 0, 1}, 5, 0},
+    {"read coils: 2000 bits", {0x01, 0, 0, 0x07, 0xD0}, 5, 0},
+    {"read coils: 0 bits", {0x01, 0, 0, 0, 0}, 5, 3},
+    {"read coils: 2001 bits", {0x01, 0, 0, 0x07, 0xD1}, 5, 3},
+    {"read coils: one byte short", {0x01, 0, 0, 0}, 4, 3},
+    {"read inputs: trailing byte", {0x02, 0, 0, 0, 1, 0}, 6, 3},
+    {"read registers: 125", {0x03, 0, 0, 0, 125}, 5, 0},
+    {"read registers: 126", {0x03, 0, 0, 0, 126}, 5, 3},
+    {"read input registers: 0", {0x04, 0, 0, 0, 0}, 5, 3},
+    {"write coil: on", {0x05, 0, 1, 0xFF, 0}, 5, 0},
+    {"write coil: off", {0x05, 0, 1, 0, 0}, 5, 0},
+    {"write coil: 0x1234", {0x05, 0, 1, 0x12, 0x34}, 5, 3},
+    {"write register", {0x06, 0, 1, 0xAB, 0xCD}, 5, 0},
+    {"write register: short", {0x06, 0, 1, 0xAB}, 4, 3},
+    {"write coils: 9 bits in 2 bytes", {0x0F, 0, 0, 0, 9, 2, 0xFF, 0x01}, 8, 0},
+    {"write coils: 9 bits in 1 byte", {0x0F, 0, 0, 0, 9, 1, 0xFF}, 7, 3},
+    {"write coils: byte count past the end", {0x0F, 0, 0, 0, 9, 2, 0xFF}, 7, 3},
+    {"write coils: 0 bits", {0x0F, 0, 0, 0, 0, 0}, 6, 3},
+    {"write coils: header only", {0x0F, 0, 0, 0, 9}, 5, 3},
+    {"write registers: 2", {0x10, 0, 0, 0, 2, 4, 0, 1, 0, 2}, 10, 0},
+    {"write registers: count 3 for 2", {0x10, 0, 0, 0, 2, 3, 0, 1, 0}, 9, 3},
+    {"write registers: 10 bytes announced, 2 sent", {0x10, 0, 0, 0, 5, 10, 0, 1}, 8, 3},
+    {"write registers: 124", {0x10, 0, 0, 0, 124, 248}, 6, 3},
+    {"report slave id", {0x11}, 1, 0},
+    {"report slave id: with data", {0x11, 0}, 2, 3},
+    {"mask write", {0x16, 0, 1, 0xFF, 0x00, 0x00, 0x12}, 7, 0},
+    {"mask write: short", {0x16, 0, 1, 0xFF, 0x00, 0x00}, 6, 3},
+    {"read/write: 1 and 1", {0x17, 0, 0, 0, 1, 0, 1, 0, 1, 2, 0, 7}, 12, 0},
+    {"read/write: write count 2 for 1", {0x17, 0, 0, 0, 1, 0, 1, 0, 1, 1, 7}, 11, 3},
+    {"read/write: 122 written", {0x17, 0, 0, 0, 1, 0, 1, 0, 122, 244}, 10, 3},
+    {"read/write: 126 read", {0x17, 0, 0, 0, 126, 0, 1, 0, 1, 2, 0, 7}, 12, 3},
+    {"read/write: read past the end", {0x17, 0x07, 0xCF, 0, 2, 0, 1, 0, 1, 2, 0, 7}, 12, 2},
+    {"read/write: write past the end", {0x17, 0, 0, 0, 1, 0x07, 0xD0, 0, 1, 2, 0, 7}, 12, 2},
+    {"read exception status (not implemented)", {0x07}, 1, 1},
+    {"diagnostics", {0x08, 0, 0, 0x12, 0x34}, 5, 1},
+    {"device identification", {0x2B, 0x0E, 1, 0}, 4, 1},
+    {"user function 0x41", {0x41}, 1, 1},
+};
+
+START_TEST(test_request_rules)
+{
+    const struct pdu_case *c = &pdu_cases[_i];
+    uint8_t adu[8 + 24];
+    size_t len = 7 + c->len;
+
+    adu[0] = 0x12;
+    adu[1] = 0x34;
+    adu[2] = adu[3] = 0;
+    adu[4] = (uint8_t)((c->len + 1) >> 8);
+    adu[5] = (uint8_t)(c->len + 1);
+    adu[6] = 1;
+    memcpy(adu + 7, c->pdu, c->len);
+    ck_assert_int_eq(mbsc_modbus_check_adu(adu, len), MBSC_OK);
+    ck_assert_msg(mb_check_request(adu, len, map) == c->exception, "%s: got exception %u",
+                  c->what, (unsigned)mb_check_request(adu, len, map));
+}
+END_TEST
+
+/*
+ * CVE-2022-0367: libmodbus 3.1.6 checks the write range of a 0x17 request
+ * with the read range's start, so a write address below the mapping's
+ * start writes below its table.  The check before modbus_reply() refuses
+ * both ranges on their own, with start addresses and at every edge.
+ */
+START_TEST(test_0x17_ranges_against_mapping)
+{
+    /* Holding registers 100..109 only. */
+    modbus_mapping_t *m = modbus_mapping_new_start_address(0, 0, 0, 0, 100, 10, 0, 0);
+    uint8_t adu[7 + 12] = {0, 1, 0, 0, 0, 13, 1, 0x17};
+    static const struct {
+        unsigned read_at, read_n, write_at, write_n;
+        uint8_t exception;
+    } cases[] = {
+        {100, 10, 100, 10, 0}, {100, 1, 109, 1, 0}, {109, 1, 100, 1, 0},
+        {100, 1, 0, 1, 2},     /* the CVE: write below the start, read inside */
+        {100, 1, 99, 1, 2},    {100, 1, 109, 2, 2}, {99, 1, 100, 1, 2},
+        {100, 11, 100, 1, 2},  {110, 1, 100, 1, 2}, {100, 1, 65535, 1, 2},
+    };
+    size_t i;
+
+    ck_assert_ptr_nonnull(m);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t *p = adu + 7;
+        size_t len;
+
+        p[1] = (uint8_t)(cases[i].read_at >> 8);
+        p[2] = (uint8_t)cases[i].read_at;
+        p[3] = 0;
+        p[4] = (uint8_t)cases[i].read_n;
+        p[5] = (uint8_t)(cases[i].write_at >> 8);
+        p[6] = (uint8_t)cases[i].write_at;
+        p[7] = 0;
+        p[8] = (uint8_t)cases[i].write_n;
+        p[9] = (uint8_t)(2 * cases[i].write_n);
+        len = 7 + 10 + p[9];
+        memset(p + 10, 0x5A, 2 * cases[i].write_n <= 2 ? 2 * cases[i].write_n : 2);
+        if (len > sizeof adu) {
+            /* 10 written registers need 20 bytes: a bigger buffer. */
+            uint8_t big[7 + 10 + 20];
+
+            memcpy(big, adu, 7 + 10);
+            memset(big + 17, 0x5A, 20);
+            mbsc_store16_be(big + 4, (uint16_t)(len - 6));
+            ck_assert_uint_eq(mb_check_request(big, len, m), cases[i].exception);
+            continue;
+        }
+        mbsc_store16_be(adu + 4, (uint16_t)(len - 6));
+        ck_assert_msg(mb_check_request(adu, len, m) == cases[i].exception, "case %zu: got %u",
+                      i, (unsigned)mb_check_request(adu, len, m));
+    }
+    modbus_mapping_free(m);
+}
+END_TEST
+
+/* End to end: the slave answers broken requests itself and keeps the session. */
+START_TEST(test_request_rules_end_to_end)
+{
+    static const uint8_t bad_count[] = {0, 7, 0, 0, 0, 6, 1, 0x03, 0, 0, 0, 126};
+    static const uint8_t no_such_fc[] = {0, 8, 0, 0, 0, 2, 1, 0x07};
+    static const uint8_t rw_outside[] = {0, 9, 0, 0, 0, 13, 1, 0x17, 0, 0, 0, 1,
+                                         0x07, 0xD0, 0, 1, 2, 0, 7};
+    struct server_thread st;
+
+    server_start(&st, peers.scfg);
+    expect_exception(&st, bad_count, sizeof bad_count, MODBUS_EXCEPTION_ILLEGAL_DATA_VALUE);
+    expect_exception(&st, no_such_fc, sizeof no_such_fc, MODBUS_EXCEPTION_ILLEGAL_FUNCTION);
+    expect_exception(&st, rw_outside, sizeof rw_outside, MODBUS_EXCEPTION_ILLEGAL_DATA_ADDRESS);
+    server_finish(&st);
+}
+END_TEST
+
+/* --- The request hook ------------------------------------------------------------- */
+
+struct hook_log {
+    unsigned calls;
+    char name[64], role[64];
+};
+
+/* Role "reader" may read, not write; function 0x41 is answered by the hook. */
+static enum mbsc_modbus_verdict reader_hook(void *user, const struct mbsc_modbus_request *req,
+                                            uint8_t *exception_code,
+                                            uint8_t answer[MBSC_MODBUS_MAX_ADU],
+                                            size_t *answer_len)
+{
+    struct hook_log *log = user;
+
+    log->calls++;
+    snprintf(log->name, sizeof log->name, "%s", req->peer_name ? req->peer_name : "(null)");
+    snprintf(log->role, sizeof log->role, "%s", req->peer_role ? req->peer_role : "(null)");
+    if (req->function == 0x41) {
+        memcpy(answer, req->adu, 4); /* transaction and protocol ids */
+        answer[4] = 0;
+        answer[5] = 3;
+        answer[6] = req->unit_id;
+        answer[7] = 0x41;
+        answer[8] = 0x99;
+        *answer_len = 9;
+        return MBSC_MODBUS_ANSWER;
+    }
+    if (req->function == 0x42) {
+        *answer_len = 5; /* not an ADU: the connection ends */
+        return MBSC_MODBUS_ANSWER;
+    }
+    if (req->peer_role != NULL && strcmp(req->peer_role, "reader") == 0 &&
+        (req->function == 0x06 || req->function == 0x10)) {
+        ck_assert_uint_eq(*exception_code, 1); /* the default offered */
+        return MBSC_MODBUS_REFUSE;
+    }
+    if (req->function == 0x05) {
+        *exception_code = 4; /* the hook's own choice */
+        return MBSC_MODBUS_REFUSE;
+    }
+    return MBSC_MODBUS_ALLOW;
+}
+
+START_TEST(test_request_hook)
+{
+    static const uint8_t user_fc[] = {0, 5, 0, 0, 0, 2, 1, 0x41};
+    static const uint8_t bad_answer[] = {0, 6, 0, 0, 0, 2, 1, 0x42};
+    static const uint8_t coil[] = {0, 7, 0, 0, 0, 6, 1, 0x05, 0, 3, 0xFF, 0};
+    struct tu_peers reader;
+    struct server_thread st;
+    struct hook_log log;
+    uint16_t reg = 0;
+    uint8_t buf[300];
+    size_t got;
+    modbus_t *ctx;
+    mbsc_conn *c = NULL;
+    char why[MBSC_WHY_SIZE];
+
+    memset(&log, 0, sizeof log);
+    tu_peers_setup(&reader, "hmi-7", "reader", NULL);
+    map->tab_registers[3] = 0x0303;
+    server_new(&st, reader.scfg);
+    mbsc_modbus_server_set_request_hook(st.srv, reader_hook, &log);
+    ck_assert_int_eq(pthread_create(&st.thread, NULL, server_main, &st), 0);
+    ctx = connect_ok(st.addr, reader.mcfg);
+    /* Reads pass, writes are refused with 01 and change nothing. */
+    ck_assert_int_eq(modbus_read_registers(ctx, 3, 1, &reg), 1);
+    ck_assert_uint_eq(reg, 0x0303);
+    errno = 0;
+    ck_assert_int_eq(modbus_write_register(ctx, 3, 0x1111), -1);
+    ck_assert_int_eq(errno, EMBXILFUN);
+    ck_assert_int_eq(modbus_read_registers(ctx, 3, 1, &reg), 1);
+    ck_assert_uint_eq(reg, 0x0303);
+    mbsc_modbus_close(ctx);
+
+    ck_assert_int_eq(mbsc_connect(st.addr, reader.mcfg, LONG_MS, &c, why, sizeof why), MBSC_OK);
+    /* An exception of the hook's choosing. */
+    ck_assert_int_eq(mbsc_conn_send(c, coil, sizeof coil, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(got, 9);
+    ck_assert_uint_eq(buf[7], 0x85);
+    ck_assert_uint_eq(buf[8], 4);
+    /* A raw answer of its own, for a function libmodbus does not know. */
+    ck_assert_int_eq(mbsc_conn_send(c, user_fc, sizeof user_fc, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_OK);
+    ck_assert_uint_eq(got, 9);
+    ck_assert(memcmp(buf, user_fc, 2) == 0);
+    ck_assert_uint_eq(buf[7], 0x41);
+    ck_assert_uint_eq(buf[8], 0x99);
+    /* An answer that is not an ADU ends the connection. */
+    ck_assert_int_eq(mbsc_conn_send(c, bad_answer, sizeof bad_answer, LONG_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_recv(c, buf, sizeof buf, &got, LONG_MS), MBSC_ERR_PEER_CLOSED);
+    mbsc_conn_close(c);
+    wait_count(&st, &st.closed, 2);
+    ck_assert_uint_eq(closed_by(&st, MBSC_ERR_MODBUS), 1);
+    ck_assert_ptr_nonnull(strstr(st.last_detail, "request hook"));
+    server_finish(&st);
+    ck_assert_uint_eq(log.calls, 6);
+    ck_assert_str_eq(log.name, "hmi-7");
+    ck_assert_str_eq(log.role, "reader");
+    tu_peers_teardown(&reader);
+}
+END_TEST
+
 Suite *modbus_suite(void)
 {
     Suite *s = suite_create("modbus");
@@ -1473,6 +1721,12 @@ Suite *modbus_suite(void)
     tcase_add_test(tc, test_hostile_clients);
     tcase_add_test(tc, test_request_flood);
     tcase_add_test(tc, test_disconnect_mid_handshake);
+
+    tc = tcase(s, "request_checks");
+    tcase_add_loop_test(tc, test_request_rules, 0, (int)(sizeof pdu_cases / sizeof pdu_cases[0]));
+    tcase_add_test(tc, test_0x17_ranges_against_mapping);
+    tcase_add_test(tc, test_request_rules_end_to_end);
+    tcase_add_test(tc, test_request_hook);
 
     tc = tcase(s, "failures");
     tcase_add_test(tc, test_slave_gone);
