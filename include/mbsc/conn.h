@@ -19,7 +19,9 @@
  *
  * Descriptors are kept below FD_SETSIZE, because libmodbus 3.1.6 select()s on
  * them: a connection that would get a larger one is refused with
- * MBSC_ERR_FD_LIMIT.
+ * MBSC_ERR_FD_LIMIT.  (mbsc_server, which never hands its sockets to
+ * libmodbus, has no such limit.)  Every layer here moves bytes through one
+ * internal link driven by mbsc_session_state().
  *
  * Thread-safety: one connection or listener per thread at a time; distinct
  * objects are independent.
@@ -108,8 +110,10 @@ MBSC_API MBSC_WUR int mbsc_listener_accept_fd(mbsc_listener *l, int timeout_ms, 
  * bounds the wait for a connection.  A client that fails the handshake is
  * disconnected and reported through the return code and why; the listener
  * stays usable.  Note that this blocks for up to the handshake timeout on
- * a silent client: servers with many clients should use
- * mbsc_listener_accept_fd() and a poll loop (as the libmodbus adapter does).
+ * a silent client: servers with many clients should use mbsc_server
+ * (mbsc/server.h), as the libmodbus adapter does.  Like a slave session,
+ * it returns only once the master's first frame has confirmed the session
+ * (key confirmation: the master sends it right after the handshake).
  */
 MBSC_API MBSC_WUR int mbsc_accept(mbsc_listener *l, const mbsc_config *cfg,
                                   int accept_timeout_ms, mbsc_conn **out, char *why,

@@ -1,0 +1,639 @@
+/*
+ * check_server.c - mbsc_server (mbsc/server.h) on 127.0.0.1:0, driven by
+ * the test's own thread: answers later and in order, skip and close, the
+ * limits and their defaults, the unconfirmed budgets (per address,
+ * eviction that spares progress and confirmed sessions), the idle timeout,
+ * descriptors running out (the reserve), the one descriptor for an
+ * external loop, and the events.  Masters run in threads on the blocking
+ * connection API; nothing sleeps to synchronise.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "mbsc.h"
+#include "testutil.h"
+
+Suite *server_suite(void);
+
+#define LONG_MS 20000
+
+static struct tu_peers peers;
+
+static void setup(void)
+{
+    tu_peers_setup(&peers, "plc-9", "operator", NULL);
+}
+
+static void teardown(void)
+{
+    tu_peers_teardown(&peers);
+}
+
+/* --- The server under test, and what it reports ------------------------------ */
+
+struct fixture {
+    mbsc_server *srv;
+    char addr[MBSC_ADDRSTRLEN];
+    unsigned connected, closed, logs, requests;
+    int last_close_error;
+    char last_close_detail[128];
+    char logs_text[2048];
+    char last_role[64], last_name[64];
+    /* Requests kept for a later answer. */
+    mbsc_server_conn_id waiting;
+    uint8_t payload[64];
+    size_t payload_len;
+    int answer_now; /* 1: reply from the callback; 0: keep for later */
+};
+
+static void on_event(void *user, const struct mbsc_server_event *ev)
+{
+    struct fixture *f = user;
+
+    switch (ev->type) {
+    case MBSC_SERVER_EVENT_CONNECTED:
+        f->connected++;
+        ck_assert_ptr_nonnull(ev->conn);
+        snprintf(f->last_name, sizeof f->last_name, "%s", ev->conn->peer_name);
+        snprintf(f->last_role, sizeof f->last_role, "%s",
+                 ev->conn->peer_role != NULL ? ev->conn->peer_role : "(none)");
+        ck_assert_ptr_nonnull(ev->conn->cipher);
+        break;
+    case MBSC_SERVER_EVENT_CLOSED:
+        f->closed++;
+        ck_assert_ptr_nonnull(ev->conn);
+        ck_assert_ptr_nonnull(ev->conn->peer_name); /* kept after the session failed */
+        f->last_close_error = ev->error;
+        snprintf(f->last_close_detail, sizeof f->last_close_detail, "%s",
+                 ev->detail != NULL ? ev->detail : "");
+        break;
+    case MBSC_SERVER_EVENT_LOG: {
+        size_t at = strlen(f->logs_text);
+
+        f->logs++;
+        ck_assert_ptr_null(ev->conn);
+        snprintf(f->logs_text + at, sizeof f->logs_text - at, "%s\n", ev->detail);
+        break;
+    }
+    default:
+        ck_abort_msg("unknown event %d", (int)ev->type);
+    }
+}
+
+static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_conn_info *conn,
+                       const uint8_t *payload, size_t len)
+{
+    struct fixture *f = user;
+
+    f->requests++;
+    ck_assert_uint_eq(f->waiting, 0); /* one request at a time per connection */
+    ck_assert_str_eq(conn->peer_name, "plc-9");
+    ck_assert_str_eq(conn->peer_role, "operator");
+    ck_assert_uint_le(len, sizeof f->payload);
+    if (f->answer_now) {
+        uint8_t echo[64];
+
+        memcpy(echo, payload, len);
+        echo[0] ^= 0x80;
+        ck_assert_int_eq(mbsc_server_reply(srv, conn->id, echo, len), MBSC_OK);
+        /* Answered: a second answer is refused. */
+        ck_assert_int_eq(mbsc_server_reply(srv, conn->id, echo, len), MBSC_ERR_STATE);
+        return;
+    }
+    f->waiting = conn->id;
+    memcpy(f->payload, payload, len);
+    f->payload_len = len;
+}
+
+static void fixture_start(struct fixture *f, const mbsc_config *cfg)
+{
+    char why[MBSC_WHY_SIZE];
+
+    memset(f, 0, sizeof *f);
+    f->answer_now = 1;
+    ck_assert_msg(mbsc_server_new(&f->srv, "127.0.0.1:0", cfg, why, sizeof why) == MBSC_OK, "%s",
+                  why);
+    mbsc_server_set_event_fn(f->srv, on_event, f);
+    mbsc_server_set_request_fn(f->srv, on_request, f);
+    ck_assert_int_eq(mbsc_server_set_limit(f->srv, MBSC_SERVER_LOG_INTERVAL_MS, 1), MBSC_OK);
+    ck_assert_int_eq(mbsc_server_address(f->srv, f->addr, sizeof f->addr), MBSC_OK);
+}
+
+/* Step until cond holds (or 20 s pass: then fail). */
+#define STEP_UNTIL(f, cond)                                                                  \
+    do {                                                                                     \
+        long long until_ = tu_now_ms() + LONG_MS;                                            \
+        while (!(cond) && tu_now_ms() < until_)                                              \
+            ck_assert_int_eq(mbsc_server_step((f)->srv, 20), MBSC_OK);                       \
+        ck_assert_msg(cond, "timed out waiting for %s", #cond);                              \
+    } while (0)
+
+/* --- A master in a thread ---------------------------------------------------------- */
+
+struct master {
+    pthread_t thread;
+    const char *addr;
+    const mbsc_config *cfg;
+    int n;           /* requests, pipelined */
+    int rc;          /* of the last call */
+    int answers;     /* answers received, each checked */
+    int done;
+    int hold_open;   /* after the answers, wait for the slave to close */
+};
+
+static void *master_main(void *arg)
+{
+    struct master *m = arg;
+    mbsc_conn *c = NULL;
+    uint8_t buf[128];
+    size_t len;
+    int i;
+
+    m->rc = mbsc_connect(m->addr, m->cfg, LONG_MS, &c, NULL, 0);
+    for (i = 0; m->rc == MBSC_OK && i < m->n; i++) {
+        uint8_t req[8] = {(uint8_t)i, 'r', 'e', 'q', 0, 0, 0, 0};
+        m->rc = mbsc_conn_send(c, req, sizeof req, LONG_MS);
+    }
+    for (i = 0; m->rc == MBSC_OK && i < m->n; i++) {
+        m->rc = mbsc_conn_recv(c, buf, sizeof buf, &len, LONG_MS);
+        /* In order: answer i carries request i. */
+        if (m->rc == MBSC_OK && len == 8 && buf[0] == ((uint8_t)i ^ 0x80) && buf[1] == 'r')
+            m->answers++;
+    }
+    if (m->rc == MBSC_OK && m->hold_open)
+        m->rc = mbsc_conn_recv(c, buf, sizeof buf, &len, LONG_MS);
+    mbsc_conn_close(c);
+    __atomic_store_n(&m->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void master_start(struct master *m, const char *addr, const mbsc_config *cfg, int n)
+{
+    memset(m, 0, sizeof *m);
+    m->addr = addr;
+    m->cfg = cfg;
+    m->n = n;
+    ck_assert_int_eq(pthread_create(&m->thread, NULL, master_main, m), 0);
+}
+
+static int master_done(struct master *m)
+{
+    return __atomic_load_n(&m->done, __ATOMIC_SEQ_CST);
+}
+
+/* A silent TCP client from a chosen loopback source address. */
+static int raw_from(const char *src, const char *addr)
+{
+    char host[64], port[16];
+    struct sockaddr_in sin, from;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(mbsc_parse_hostport(addr, host, sizeof host, port, sizeof port), MBSC_OK);
+    memset(&from, 0, sizeof from);
+    from.sin_family = AF_INET;
+    ck_assert_int_eq(inet_pton(AF_INET, src, &from.sin_addr), 1);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&from, sizeof from), 0);
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)atoi(port));
+    ck_assert_int_eq(inet_pton(AF_INET, host, &sin.sin_addr), 1);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+    return fd;
+}
+
+static struct mbsc_server_stats stats(const struct fixture *f)
+{
+    struct mbsc_server_stats st;
+
+    mbsc_server_get_stats(f->srv, &st);
+    return st;
+}
+
+/* --- Tests -------------------------------------------------------------------------- */
+
+START_TEST(test_answers_now_in_order)
+{
+    struct fixture f;
+    struct master m;
+
+    fixture_start(&f, peers.scfg);
+    master_start(&m, f.addr, peers.mcfg, 5); /* pipelined */
+    STEP_UNTIL(&f, master_done(&m));
+    pthread_join(m.thread, NULL);
+    ck_assert_int_eq(m.rc, MBSC_OK);
+    ck_assert_int_eq(m.answers, 5);
+    STEP_UNTIL(&f, f.closed == 1);
+    ck_assert_uint_eq(f.connected, 1);
+    ck_assert_uint_eq(f.requests, 5);
+    ck_assert_str_eq(f.last_name, "plc-9");
+    ck_assert_str_eq(f.last_role, "operator");
+    ck_assert_int_eq(f.last_close_error, MBSC_OK);
+    ck_assert_uint_eq(stats(&f).confirmed, 1);
+    ck_assert_uint_eq(stats(&f).requests, 5);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+/* Answers given later, outside the callback: one request at a time, in order. */
+START_TEST(test_answers_later_in_order)
+{
+    struct fixture f;
+    struct master m;
+    int k;
+
+    fixture_start(&f, peers.scfg);
+    f.answer_now = 0;
+    master_start(&m, f.addr, peers.mcfg, 3);
+    for (k = 0; k < 3; k++) {
+        uint8_t echo[64];
+        unsigned before = f.requests;
+        mbsc_server_conn_id id;
+
+        STEP_UNTIL(&f, f.waiting != 0);
+        ck_assert_uint_eq(f.requests, before + 1);
+        /* Whatever arrives meanwhile waits for this answer. */
+        ck_assert_int_eq(mbsc_server_step(f.srv, 10), MBSC_OK);
+        ck_assert_uint_eq(f.requests, before + 1);
+        id = f.waiting;
+        f.waiting = 0;
+        memcpy(echo, f.payload, f.payload_len);
+        echo[0] ^= 0x80;
+        ck_assert_int_eq(mbsc_server_reply(f.srv, id, NULL, 0), MBSC_ERR_INVALID_ARG);
+        ck_assert_int_eq(mbsc_server_reply(f.srv, id, echo, MBSC_MAX_PAYLOAD + 1),
+                         MBSC_ERR_PAYLOAD_TOO_LONG);
+        ck_assert_int_eq(mbsc_server_reply(f.srv, id ^ 1u, echo, f.payload_len),
+                         MBSC_ERR_PEER_CLOSED); /* nobody has that id */
+        ck_assert_int_eq(mbsc_server_reply(f.srv, id, echo, f.payload_len), MBSC_OK);
+        /* The next request comes at the next step. */
+        ck_assert_int_eq(mbsc_server_next_timeout(f.srv), 0);
+    }
+    STEP_UNTIL(&f, master_done(&m));
+    pthread_join(m.thread, NULL);
+    ck_assert_int_eq(m.rc, MBSC_OK);
+    ck_assert_int_eq(m.answers, 3);
+    STEP_UNTIL(&f, f.closed == 1);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+/* skip: no answer, the next request comes; close: the master sees the end. */
+START_TEST(test_skip_and_close)
+{
+    struct fixture f;
+    struct master m;
+    mbsc_server_conn_id id;
+
+    fixture_start(&f, peers.scfg);
+    f.answer_now = 0;
+    master_start(&m, f.addr, peers.mcfg, 2);
+    STEP_UNTIL(&f, f.waiting != 0);
+    id = f.waiting;
+    f.waiting = 0;
+    ck_assert_int_eq(mbsc_server_skip(f.srv, id), MBSC_OK);
+    ck_assert_int_eq(mbsc_server_skip(f.srv, id), MBSC_ERR_STATE);
+    STEP_UNTIL(&f, f.waiting != 0);
+    ck_assert_uint_eq(f.requests, 2);
+    id = f.waiting;
+    ck_assert_int_eq(mbsc_server_close(f.srv, id, MBSC_ERR_BAD_ADU, "test says no"), MBSC_OK);
+    ck_assert_uint_eq(f.closed, 1);
+    ck_assert_int_eq(f.last_close_error, MBSC_ERR_BAD_ADU);
+    ck_assert_str_eq(f.last_close_detail, "test says no");
+    ck_assert_int_eq(mbsc_server_close(f.srv, id, MBSC_OK, NULL), MBSC_ERR_PEER_CLOSED);
+    ck_assert_int_eq(mbsc_server_reply(f.srv, id, f.payload, 1), MBSC_ERR_PEER_CLOSED);
+    STEP_UNTIL(&f, master_done(&m));
+    pthread_join(m.thread, NULL);
+    ck_assert_int_eq(m.rc, MBSC_ERR_PEER_CLOSED);
+    ck_assert_int_eq(m.answers, 0);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+    struct fixture f;
+    struct rlimit rl;
+
+    fixture_start(&f, peers.scfg);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED), 64);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS), 4);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_HANDSHAKE_TIMEOUT_MS), 2000);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_IDLE_TIMEOUT_MS), 0);
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur >= 1024 + MBSC_SERVER_FD_RESERVE)
+        ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS), 1024);
+    else
+        ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS),
+                          rl.rlim_cur - MBSC_SERVER_FD_RESERVE);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED, 0),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS, 0),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_HANDSHAKE_TIMEOUT_MS, 0),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, (enum mbsc_server_limit)99, 1),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_server_set_limit(NULL, MBSC_SERVER_MAX_CONNECTIONS, 1),
+                     MBSC_ERR_INVALID_ARG);
+    /* The unconfirmed budget follows the total down, never above it. */
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS, 10), MBSC_OK);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED), 10);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED, 50), MBSC_OK);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED), 10);
+    /* Clamped below the descriptor limit. */
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS, 1u << 23),
+                     MBSC_OK);
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (1u << 23))
+        ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS),
+                          rl.rlim_cur - MBSC_SERVER_FD_RESERVE);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+/* Four unconfirmed per source address; another address still gets in. */
+START_TEST(test_per_address_budget)
+{
+    struct fixture f;
+    int fds[6], i;
+
+    fixture_start(&f, peers.scfg);
+    for (i = 0; i < 5; i++)
+        fds[i] = raw_from("127.0.0.1", f.addr);
+    STEP_UNTIL(&f, stats(&f).accepted + stats(&f).per_address == 5);
+    ck_assert_uint_eq(stats(&f).unconfirmed, 4);
+    ck_assert_uint_eq(stats(&f).per_address, 1);
+    fds[5] = raw_from("127.0.0.2", f.addr);
+    STEP_UNTIL(&f, stats(&f).accepted == 5);
+    ck_assert_uint_eq(stats(&f).unconfirmed, 5);
+    STEP_UNTIL(&f, strstr(f.logs_text, "one address") != NULL);
+    for (i = 0; i < 6; i++)
+        close(fds[i]);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+/*
+ * Unconfirmed budget full: the oldest silent connection makes room, a
+ * connection that got its message 1 through is spared, and a confirmed
+ * session is never touched.
+ */
+START_TEST(test_eviction_order)
+{
+    uint8_t msg1[512];
+    struct fixture f;
+    struct master m;
+    size_t n1 = tu_message1(peers.mcfg, msg1, sizeof msg1);
+    int progressed, silent[3], i;
+
+    fixture_start(&f, peers.scfg);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED, 2), MBSC_OK);
+    /* A confirmed session first (the master holds it open). */
+    master_start(&m, f.addr, peers.mcfg, 1);
+    m.hold_open = 1;
+    STEP_UNTIL(&f, f.requests == 1);
+    /* Then one that sends a valid message 1 and waits, and one silent one. */
+    progressed = raw_from("127.0.0.3", f.addr);
+    ck_assert_int_eq(send(progressed, msg1, n1, MSG_NOSIGNAL), (ssize_t)n1);
+    STEP_UNTIL(&f, stats(&f).unconfirmed == 1);
+    {
+        struct pollfd p = {progressed, POLLIN, 0};
+        uint8_t msg2[128];
+
+        /* Message 2 has come back: the slave took message 1. */
+        while (poll(&p, 1, 0) == 0)
+            ck_assert_int_eq(mbsc_server_step(f.srv, 10), MBSC_OK);
+        ck_assert_int_eq(recv(progressed, msg2, sizeof msg2, 0), 2 + 49);
+    }
+    silent[0] = raw_from("127.0.0.4", f.addr);
+    STEP_UNTIL(&f, stats(&f).unconfirmed == 2);
+    /* Two more silent ones: each evicts the oldest silent, never the progressed. */
+    silent[1] = raw_from("127.0.0.5", f.addr);
+    STEP_UNTIL(&f, stats(&f).evicted == 1);
+    silent[2] = raw_from("127.0.0.6", f.addr);
+    STEP_UNTIL(&f, stats(&f).evicted == 2);
+    ck_assert_uint_eq(stats(&f).unconfirmed, 2);
+    {
+        char b;
+        /* silent[0] and [1] are gone, progressed is still open. */
+        ck_assert_int_eq(recv(silent[0], &b, 1, 0), 0);
+        ck_assert_int_eq(recv(silent[1], &b, 1, 0), 0);
+        ck_assert_int_eq(recv(progressed, &b, 1, MSG_DONTWAIT), -1);
+        ck_assert_int_eq(errno, EAGAIN);
+    }
+    ck_assert_uint_eq(stats(&f).connections, 3); /* the confirmed one stays */
+    ck_assert_uint_eq(f.closed, 0);
+    for (i = 0; i < 3; i++)
+        close(silent[i]);
+    close(progressed);
+    mbsc_server_free(f.srv); /* closes the confirmed session: the master's read ends */
+    pthread_join(m.thread, NULL);
+    ck_assert_int_eq(m.answers, 1);
+}
+END_TEST
+
+/* The total budget full of confirmed sessions: newcomers are refused. */
+START_TEST(test_confirmed_never_evicted)
+{
+    struct fixture f;
+    struct master a, b;
+    int fd;
+    char c;
+
+    fixture_start(&f, peers.scfg);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS, 2), MBSC_OK);
+    master_start(&a, f.addr, peers.mcfg, 1);
+    a.hold_open = 1;
+    master_start(&b, f.addr, peers.mcfg, 1);
+    b.hold_open = 1;
+    STEP_UNTIL(&f, f.requests == 2);
+    fd = raw_from("127.0.0.7", f.addr);
+    STEP_UNTIL(&f, stats(&f).full == 1);
+    ck_assert_int_eq(recv(fd, &c, 1, 0), 0);
+    ck_assert_uint_eq(stats(&f).connections, 2);
+    ck_assert_uint_eq(f.closed, 0);
+    close(fd);
+    mbsc_server_free(f.srv);
+    pthread_join(a.thread, NULL);
+    pthread_join(b.thread, NULL);
+    ck_assert_int_eq(a.answers + b.answers, 2);
+}
+END_TEST
+
+START_TEST(test_deadlines)
+{
+    struct fixture f;
+    struct master m;
+    int fd;
+
+    fixture_start(&f, peers.scfg);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_HANDSHAKE_TIMEOUT_MS, 100), MBSC_OK);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_IDLE_TIMEOUT_MS, 150), MBSC_OK);
+    fd = raw_from("127.0.0.1", f.addr);
+    master_start(&m, f.addr, peers.mcfg, 1);
+    m.hold_open = 1;
+    STEP_UNTIL(&f, stats(&f).timed_out == 1 && f.closed == 1);
+    ck_assert_int_eq(f.last_close_error, MBSC_ERR_TIMEOUT);
+    ck_assert_str_eq(f.last_close_detail, "idle timeout");
+    ck_assert_ptr_nonnull(strstr(f.logs_text, "handshake timeout"));
+    STEP_UNTIL(&f, master_done(&m));
+    pthread_join(m.thread, NULL);
+    ck_assert_int_eq(m.answers, 1);
+    ck_assert_int_eq(m.rc, MBSC_ERR_PEER_CLOSED);
+    close(fd);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+/* Out of descriptors: waiting clients are accepted and closed, no spinning. */
+START_TEST(test_out_of_descriptors)
+{
+    struct fixture f;
+    struct rlimit rl, low;
+    int fds[3], hogs[64], n_hogs = 0, i;
+    long long t0;
+    char c;
+
+    fixture_start(&f, peers.scfg);
+    for (i = 0; i < 3; i++)
+        fds[i] = raw_from("127.0.0.1", f.addr); /* queued in the backlog */
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    low = rl;
+    low.rlim_cur = (rlim_t)fds[2] + 8;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    while (n_hogs < 64 && (hogs[n_hogs] = dup(0)) >= 0)
+        n_hogs++;
+    ck_assert_int_eq(errno, EMFILE);
+    t0 = tu_now_ms();
+    STEP_UNTIL(&f, stats(&f).fd_exhausted == 3);
+    ck_assert_int_lt(tu_now_ms() - t0, 1000); /* no pause per failed accept */
+    ck_assert_uint_eq(stats(&f).accepted, 0);
+    for (i = 0; i < 3; i++)
+        ck_assert_int_eq(recv(fds[i], &c, 1, 0), 0);
+    /* The reserve is back: with descriptors again, clients are served. */
+    for (i = 0; i < n_hogs; i++)
+        close(hogs[i]);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    {
+        struct master m;
+
+        master_start(&m, f.addr, peers.mcfg, 1);
+        STEP_UNTIL(&f, master_done(&m));
+        pthread_join(m.thread, NULL);
+        ck_assert_int_eq(m.answers, 1);
+    }
+    ck_assert_ptr_nonnull(strstr(f.logs_text, "out of descriptors"));
+    for (i = 0; i < 3; i++)
+        close(fds[i]);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+/* An external loop watches one descriptor, whatever the number of connections. */
+START_TEST(test_external_loop_one_fd)
+{
+    struct fixture f;
+    struct master m[3];
+    int i, fd;
+
+    fixture_start(&f, peers.scfg);
+    fd = mbsc_server_fd(f.srv);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(mbsc_server_next_timeout(f.srv), -1);
+    for (i = 0; i < 3; i++)
+        master_start(&m[i], f.addr, peers.mcfg, 4);
+    while (!(master_done(&m[0]) && master_done(&m[1]) && master_done(&m[2]))) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int t = mbsc_server_next_timeout(f.srv);
+
+        ck_assert_int_ge(poll(&p, 1, t < 0 || t > 50 ? 50 : t), 0);
+        ck_assert_int_eq(mbsc_server_step(f.srv, 0), MBSC_OK);
+    }
+    for (i = 0; i < 3; i++) {
+        pthread_join(m[i].thread, NULL);
+        ck_assert_int_eq(m[i].answers, 4);
+    }
+    STEP_UNTIL(&f, f.closed == 3);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+/* A replayed message 1 is refused before any DH, and never confirms. */
+START_TEST(test_replayed_message1)
+{
+    uint8_t msg1[512];
+    struct fixture f;
+    size_t n1 = tu_message1(peers.mcfg, msg1, sizeof msg1);
+    int a, b;
+    char c;
+
+    fixture_start(&f, peers.scfg);
+    a = raw_from("127.0.0.1", f.addr);
+    ck_assert_int_eq(send(a, msg1, n1, MSG_NOSIGNAL), (ssize_t)n1);
+    {
+        struct pollfd p = {a, POLLIN, 0};
+        while (poll(&p, 1, 0) == 0) /* the first copy is answered */
+            ck_assert_int_eq(mbsc_server_step(f.srv, 10), MBSC_OK);
+    }
+    b = raw_from("127.0.0.2", f.addr);
+    ck_assert_int_eq(send(b, msg1, n1, MSG_NOSIGNAL), (ssize_t)n1);
+    STEP_UNTIL(&f, stats(&f).replays == 1);
+    ck_assert_int_eq(recv(b, &c, 1, 0), 0); /* closed without an answer */
+    ck_assert_uint_eq(f.connected, 0);
+    ck_assert_ptr_nonnull(strstr(f.logs_text, "replayed"));
+    close(a);
+    close(b);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
+START_TEST(test_bad_config)
+{
+    mbsc_config *incomplete = mbsc_config_new(MBSC_ROLE_SLAVE);
+    char why[MBSC_WHY_SIZE];
+    mbsc_server *srv = NULL;
+
+    ck_assert_int_eq(mbsc_server_new(&srv, "127.0.0.1:0", peers.mcfg, why, sizeof why),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_server_new(&srv, "127.0.0.1:0", incomplete, why, sizeof why),
+                     MBSC_ERR_STATE);
+    ck_assert_ptr_nonnull(strstr(why, "session"));
+    ck_assert_int_eq(mbsc_server_new(&srv, "nohost", peers.scfg, why, sizeof why),
+                     MBSC_ERR_ADDRESS);
+    ck_assert_ptr_null(srv);
+    mbsc_server_free(NULL);
+    mbsc_config_free(incomplete);
+}
+END_TEST
+
+Suite *server_suite(void)
+{
+    Suite *s = suite_create("server");
+    TCase *tc = tcase_create("server");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_answers_now_in_order);
+    tcase_add_test(tc, test_answers_later_in_order);
+    tcase_add_test(tc, test_skip_and_close);
+    tcase_add_test(tc, test_limits);
+    tcase_add_test(tc, test_per_address_budget);
+    tcase_add_test(tc, test_eviction_order);
+    tcase_add_test(tc, test_confirmed_never_evicted);
+    tcase_add_test(tc, test_deadlines);
+    tcase_add_test(tc, test_out_of_descriptors);
+    tcase_add_test(tc, test_external_loop_one_fd);
+    tcase_add_test(tc, test_replayed_message1);
+    tcase_add_test(tc, test_bad_config);
+    suite_add_tcase(s, tc);
+    return s;
+}
