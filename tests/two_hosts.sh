@@ -212,7 +212,8 @@ done
 stop_capture secure.pcap ${#ciphers[@]}
 
 packets=$(tcpdump -r secure.pcap -nn 2>/dev/null | wc -l)
-# Each run: TCP handshake, two Noise messages, two requests and two replies, close.
+# Each run: TCP handshake, two Noise messages and the master's confirming keep-alive,
+# two requests and two replies, close.
 [ "$packets" -ge $((${#ciphers[@]} * 8)) ] ||
     die "secure.pcap has only $packets packets: the capture missed the exchange"
 found=$(leaks secure.pcap)
