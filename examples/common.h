@@ -84,4 +84,7 @@ mbsc_config *ex_config_new(enum mbsc_role role, const char *key_path, const char
 /* Ignore SIGPIPE: a closed stdout must give an error we report, not a silent death. */
 void ex_ignore_sigpipe(void);
 
+/* CLOCK_MONOTONIC in milliseconds (for rate limits and timings). */
+long long ex_now_ms(void);
+
 #endif /* MBSC_EXAMPLES_COMMON_H */

@@ -2,7 +2,7 @@
  * secure_slave - a Modbus/TCP slave (server) reachable only through mbsc.
  *
  *   secure_slave --listen HOST:PORT --key FILE --authorized FILE
- *                [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]
+ *                [--psk FILE] [--ciphers LIST] [--policy FILE] [--handshake-timeout MS]
  *                [--max-unconfirmed N] [--max-connections N]
  *                [--max-per-address N] [--idle-timeout MS] [--log-interval MS]
  *
@@ -10,7 +10,9 @@
  * holding registers and input registers, all zero at start) to any number
  * of masters at once, from one event loop (mbsc_modbus_server_run).  Only
  * masters whose public key is in the --authorized allow-list get through
- * the handshake; only authenticated requests reach libmodbus.  The limits
+ * the handshake; only authenticated requests reach libmodbus, and with
+ * --policy only those the master's role may make (docs/policy.md; the
+ * others are answered with exception 01 from the request hook).  The limits
  * that keep it serving under attack (mbsc/server.h) each have an option.
  *
  * Input register 0 counts the requests served (it wraps at 65536), so a
@@ -54,6 +56,7 @@ struct options {
     const char *authorized;
     const char *psk;
     const char *ciphers;
+    const char *policy;
     unsigned long handshake_timeout_ms; /* 0: the library's default */
     /* Server limits; 0 (or ULONG_MAX for idle) means the library's default. */
     unsigned long max_unconfirmed, max_connections, max_per_address, log_interval_ms;
@@ -96,7 +99,8 @@ static mbsc_modbus_server *volatile running_server;
 static void usage(FILE *out)
 {
     fputs("usage: " PROG " --listen HOST:PORT --key FILE --authorized FILE\n"
-          "                    [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]\n"
+          "                    [--psk FILE] [--ciphers LIST] [--policy FILE]\n"
+          "                    [--handshake-timeout MS]\n"
           "                    [--max-unconfirmed N] [--max-connections N]\n"
           "                    [--max-per-address N] [--idle-timeout MS] [--log-interval MS]\n"
           "       " PROG " --help | --version\n"
@@ -111,6 +115,9 @@ static void usage(FILE *out)
           "  --authorized FILE      allow-list: one '<public key> <name> [role]' per line\n"
           "  --psk FILE             pre-shared key, if the masters use one\n"
           "  --ciphers LIST         ciphers allowed, comma-separated (default: all)\n"
+          "  --policy FILE          what each role may do (docs/policy.md); refused\n"
+          "                         requests get exception 01 (default: no policy,\n"
+          "                         every listed master may do everything)\n"
           "  --handshake-timeout MS time a master has to finish the handshake,\n"
           "                         confirmation included (default 2000)\n"
           "  --max-unconfirmed N    connections not yet confirmed at once (default 64);\n"
@@ -165,6 +172,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             slot = &o->psk;
         else if (IS("--ciphers"))
             slot = &o->ciphers;
+        else if (IS("--policy"))
+            slot = &o->policy;
         for (k = 0; slot == NULL && k < N_NUMERIC; k++)
             if (name_len == strlen(numeric_options[k].name) &&
                 strncmp(a, numeric_options[k].name, name_len) == 0)
@@ -246,6 +255,71 @@ static void on_event(void *user, const struct mbsc_modbus_event *ev)
         break;
     default:
         break; /* events added later are not ours to log */
+    }
+}
+
+/* ---- Roles and rights (--policy) ------------------------------------------ */
+
+struct policy_hook {
+    const mbsc_policy *policy;
+    long long window_start_ms; /* refusals are logged a few per window */
+    unsigned logged, unlogged;
+};
+
+#define REFUSALS_LOGGED_PER_WINDOW 5u
+#define REFUSAL_WINDOW_MS 10000
+
+/*
+ * The request hook: the policy decides from the master's role (the
+ * allow-list's third field).  A master that sends request after refused
+ * request must not fill the log: a few lines per window, then a count.
+ */
+static enum mbsc_modbus_verdict policy_hook(void *user, const struct mbsc_modbus_request *req,
+                                            uint8_t *exception_code,
+                                            uint8_t answer[MBSC_MODBUS_MAX_ADU],
+                                            size_t *answer_len)
+{
+    struct policy_hook *ph = user;
+    char why[256];
+    long long now = ex_now_ms();
+
+    (void)answer;
+    (void)answer_len;
+    if (mbsc_policy_check(ph->policy, req->peer_role, req->adu + 7, req->adu_len - 7, why,
+                          sizeof why) == MBSC_OK)
+        return MBSC_MODBUS_ALLOW;
+    if (now - ph->window_start_ms >= REFUSAL_WINDOW_MS) {
+        if (ph->unlogged > 0)
+            ex_msg("%u more requests refused by the policy", ph->unlogged);
+        ph->window_start_ms = now;
+        ph->logged = ph->unlogged = 0;
+    }
+    if (ph->logged < REFUSALS_LOGGED_PER_WINDOW) {
+        ph->logged++;
+        ex_msg("%s (%s) refused: %s", req->peer_address, req->peer_name, why);
+    } else {
+        ph->unlogged++;
+    }
+    *exception_code = MBSC_POLICY_REFUSAL_EXCEPTION;
+    return MBSC_MODBUS_REFUSE;
+}
+
+/* Roles of the allow-list that the policy does not name can do nothing: say so. */
+static void check_roles(const mbsc_policy *policy, const mbsc_allowlist *al, const char *path)
+{
+    size_t i;
+
+    for (i = 0; i < mbsc_allowlist_count(al); i++) {
+        const char *name = NULL, *role = NULL;
+
+        if (mbsc_allowlist_get(al, i, NULL, &name, &role) != MBSC_OK)
+            continue;
+        if (role == NULL)
+            ex_msg("warning: master %s has no role: the policy %s lets it do nothing", name, path);
+        else if (!mbsc_policy_has_role(policy, role))
+            ex_msg("warning: master %s has role %s, which the policy %s does not name: it may "
+                   "do nothing",
+                   name, role, path);
     }
 }
 
@@ -340,8 +414,10 @@ static int apply_limits(const struct options *o, mbsc_server *core)
 }
 
 /* Serve until a stop signal; returns the exit status. */
-static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *map)
+static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *map,
+                 const mbsc_policy *policy)
 {
+    struct policy_hook ph;
     char why[EX_WHY_SIZE], addr[MBSC_ADDRSTRLEN];
     mbsc_modbus_server *srv = NULL;
     int rc;
@@ -351,6 +427,12 @@ static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *ma
         return EX_FAILURE;
     }
     mbsc_modbus_server_set_event_fn(srv, on_event, map);
+    if (policy != NULL) {
+        memset(&ph, 0, sizeof ph);
+        ph.policy = policy;
+        ph.window_start_ms = ex_now_ms();
+        mbsc_modbus_server_set_request_hook(srv, policy_hook, &ph);
+    }
     if (apply_limits(o, mbsc_modbus_server_core(srv)) != 0) {
         mbsc_modbus_server_free(srv);
         return EX_FAILURE;
@@ -390,6 +472,7 @@ int main(int argc, char **argv)
 {
     struct options o;
     mbsc_allowlist *al = NULL;
+    mbsc_policy *policy = NULL;
     mbsc_config *cfg = NULL;
     modbus_mapping_t *map = NULL;
     int rc;
@@ -406,6 +489,15 @@ int main(int argc, char **argv)
     if (load_allowlist(&o, &al) != 0)
         return EX_FAILURE;
     rc = EX_FAILURE;
+    if (o.policy != NULL) {
+        char why[EX_WHY_SIZE];
+
+        if (mbsc_policy_load(&policy, o.policy, why, sizeof why) != MBSC_OK) {
+            ex_msg("%s", why);
+            goto out;
+        }
+        check_roles(policy, al, o.policy);
+    }
     cfg = make_config(&o, al);
     if (cfg == NULL)
         goto out;
@@ -415,8 +507,9 @@ int main(int argc, char **argv)
         ex_msg("modbus_mapping_new: %s", modbus_strerror(errno));
         goto out;
     }
-    rc = serve(&o, cfg, map);
+    rc = serve(&o, cfg, map, policy);
 out:
+    mbsc_policy_free(policy);
     modbus_mapping_free(map);
     mbsc_config_free(cfg); /* before the allow-list it borrows */
     mbsc_allowlist_free(al);
