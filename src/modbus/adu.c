@@ -1,7 +1,7 @@
 /*
  * adu.c - what the client and the server share: Modbus/TCP ADU checks,
- * feeding received bytes to a session, and the socketpair and libmodbus
- * context that both hand to libmodbus.
+ * the server's request checks before modbus_reply(), and the socketpair
+ * and libmodbus context that both hand to libmodbus.
  *
  * docs/protocol.md, "Modbus on top": an authenticated payload that is not one
  * well-formed Modbus/TCP ADU ends the session; an empty one is a keep-alive
@@ -30,19 +30,6 @@ MBSC_API int mbsc_modbus_check_adu(const uint8_t *adu, size_t len)
     if (adu == NULL || len < MB_MIN_ADU || len > MBSC_MODBUS_MAX_ADU)
         return MBSC_ERR_BAD_ADU;
     return mb_adu_length(adu) == len ? MBSC_OK : MBSC_ERR_BAD_ADU;
-}
-
-/* --- Received bytes ------------------------------------------------------ */
-
-int mb_feed_buffered(mbsc_session *s, const uint8_t *in, size_t *pos, size_t *end)
-{
-    size_t used = 0;
-    int r = mbsc_session_feed(s, in + *pos, *end - *pos, &used);
-
-    *pos += used;
-    if (*pos == *end)
-        *pos = *end = 0;
-    return r;
 }
 
 /* --- Small system helpers ------------------------------------------------ */

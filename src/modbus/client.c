@@ -44,6 +44,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "link/link.h"
 #include "modbus/modbus_internal.h"
 
 /* Records of pumps that ended by themselves, kept for mbsc_modbus_error(). */
@@ -51,9 +52,6 @@
 
 /* A pump needs little stack; 8 MiB each would crowd 32-bit address spaces. */
 #define PUMP_STACK_BYTES (256u * 1024u)
-
-/* One TCP read takes up to one largest frame. */
-#define PUMP_IN_BYTES (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY)
 
 /* --- Registry ------------------------------------------------------------- */
 
@@ -154,11 +152,9 @@ struct pump {
     size_t req_len;  /* req[0, req_len): from libmodbus, not sealed yet */
     size_t rsp_pos;  /* rsp[rsp_pos, rsp_len): opened ADU not yet written */
     size_t rsp_len;  /*   to libmodbus */
-    size_t in_pos;   /* in[in_pos, in_end): from the slave, not fed yet */
-    size_t in_end;
+    struct mbsc_link link; /* tcp and s: reads go into the session's own input */
     uint8_t req[2 * MBSC_MODBUS_MAX_ADU];
     uint8_t rsp[MBSC_MODBUS_MAX_ADU];
-    uint8_t in[PUMP_IN_BYTES];
 };
 
 /* The secure side failed: record why, close it, go dead (see the top). */
@@ -174,9 +170,8 @@ static void pump_fail(struct pump *p, int err)
     p->conn = NULL;
     p->s = NULL;
     p->tcp = -1;
-    p->req_len = p->in_pos = p->in_end = 0;
+    p->req_len = 0;
     mbsc_wipe(p->req, sizeof p->req);
-    mbsc_wipe(p->in, sizeof p->in);
 }
 
 static int output_pending(struct pump *p)
@@ -191,22 +186,13 @@ static int output_pending(struct pump *p)
 /* Send what the session has sealed, as far as the socket takes it now. */
 static void pump_flush(struct pump *p)
 {
-    while (p->conn != NULL) {
-        size_t n;
-        const uint8_t *out = mbsc_session_output(p->s, &n);
-        size_t sent;
-        int os_err, r;
+    int r;
 
-        if (n == 0)
-            return;
-        r = mbsc_sock_send(p->tcp, out, n, &sent, &os_err);
-        if (r != MBSC_OK) {
-            if (r != MBSC_ERR_WOULD_BLOCK)
-                pump_fail(p, r);
-            return;
-        }
-        mbsc_session_output_consumed(p->s, sent);
-    }
+    if (p->conn == NULL)
+        return;
+    r = mbsc_link_flush(&p->link);
+    if (r != MBSC_OK)
+        pump_fail(p, r);
 }
 
 /* 1 if req starts with a whole ADU (or a malformed header, which seal reports). */
@@ -286,14 +272,6 @@ static void pump_deliver(struct pump *p)
             pump_fail(p, r == MBSC_ERR_BUFFER_TOO_SMALL ? MBSC_ERR_BAD_ADU : r);
             return;
         }
-        if (p->in_pos < p->in_end) {
-            r = mb_feed_buffered(p->s, p->in, &p->in_pos, &p->in_end);
-            if (r != MBSC_OK) {
-                pump_fail(p, r);
-                return;
-            }
-            continue;
-        }
         if (p->tcp_eof)
             pump_fail(p, mbsc_session_feed_eof(p->s)); /* PEER_CLOSED or TRUNCATED */
         return;
@@ -339,20 +317,19 @@ static void pump_read_app(struct pump *p, short revents)
         p->app_eof = 1;
 }
 
+/*
+ * One read into the session's input (the link).  A session error, or the
+ * end of the stream, is met by pump_deliver after the payloads that were
+ * opened before it; a socket error ends the secure side now.
+ */
 static void pump_read_tcp(struct pump *p)
 {
-    size_t got;
-    int os_err;
-    int r = mbsc_sock_recv(p->tcp, p->in, sizeof p->in, &got, &os_err);
+    int r = mbsc_link_read(&p->link);
 
-    if (r == MBSC_OK) {
-        p->in_pos = 0;
-        p->in_end = got;
-    } else if (r == MBSC_ERR_PEER_CLOSED && os_err == 0) {
+    if (p->link.eof)
         p->tcp_eof = 1; /* the end of the stream, not a reset */
-    } else if (r != MBSC_ERR_WOULD_BLOCK) {
+    else if (r != MBSC_OK && r != MBSC_ERR_WOULD_BLOCK && mbsc_session_error(p->s) == MBSC_OK)
         pump_fail(p, r);
-    }
 }
 
 /* Wait for either side and read what arrived.  -1 if poll() itself fails. */
@@ -369,7 +346,10 @@ static int pump_wait(struct pump *p)
         pf[0].events |= POLLOUT;
     pf[1].fd = -1; /* ignored: a hang-up we are not ready to read would spin */
     pf[1].events = 0;
-    want_tcp_input = p->conn != NULL && p->rsp_len == 0 && p->in_pos == p->in_end && !p->tcp_eof;
+    /* Read only with no opened payload waiting: that is the back-pressure. */
+    want_tcp_input = p->conn != NULL && p->rsp_len == 0 && !p->tcp_eof &&
+                     !(mbsc_session_state(p->s) & MBSC_SESSION_PAYLOAD) &&
+                     (mbsc_link_events(&p->link) & POLLIN);
     if (want_tcp_input)
         pf[1].events |= POLLIN;
     if (output_pending(p))
@@ -499,6 +479,7 @@ static struct pump *pump_new(mbsc_conn *conn, int app, struct mb_client *rec)
     p->conn = conn;
     p->s = mbsc_conn_session(conn);
     p->tcp = mbsc_conn_fd(conn);
+    mbsc_link_init(&p->link, p->tcp, p->s);
     p->app = app;
     return p;
 }

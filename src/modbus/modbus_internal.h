@@ -67,13 +67,6 @@ int mb_socketpair(int pair[2], char *why, size_t why_len);
 modbus_t *mb_context_new(int fd);
 
 /*
- * Feed the received bytes in[*pos, *end) to s, which stops after each
- * payload it opens: *pos moves past what it took, and both go back to 0
- * once everything is fed.  Returns what mbsc_session_feed() returns.
- */
-int mb_feed_buffered(mbsc_session *s, const uint8_t *in, size_t *pos, size_t *end);
-
-/*
  * Check a request whose MBAP header is already known good
  * (mbsc_modbus_check_adu) against the rules of its function code and, for
  * 0x17, against map: 0 if modbus_reply() may have it, otherwise the Modbus
