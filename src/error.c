@@ -13,6 +13,9 @@ MBSC_API const char *mbsc_strerror(int code)
     case MBSC_ERR_STATE: return "call not valid in the current state";
     case MBSC_ERR_BUFFER_TOO_SMALL: return "output buffer too small";
     case MBSC_ERR_WOULD_BLOCK: return "session output buffer full (send pending bytes first)";
+    case MBSC_ERR_CIPHER_IMPL:
+        return "cipher implementation unknown or not supported by this CPU (check "
+               "MBSC_CIPHER_IMPL and mbsc_cipher_impl_name())";
     case MBSC_ERR_BAD_TAG: return "frame authentication failed (bad tag)";
     case MBSC_ERR_FRAME_LENGTH: return "bad frame length";
     case MBSC_ERR_TRUNCATED: return "truncated frame";

@@ -27,6 +27,7 @@ enum mbsc_error {
     MBSC_ERR_STATE = -6,            /* call not valid in the object's current state */
     MBSC_ERR_BUFFER_TOO_SMALL = -7, /* caller's output buffer cannot hold the result */
     MBSC_ERR_WOULD_BLOCK = -8,      /* session output full: send pending bytes first */
+    MBSC_ERR_CIPHER_IMPL = -9,      /* cipher implementation unknown or not supported by the CPU */
 
     /* Record layer */
     MBSC_ERR_BAD_TAG = -10,          /* frame authentication failed */

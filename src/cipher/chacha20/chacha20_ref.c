@@ -24,6 +24,11 @@
  *   calls of any length.  Reading each input word before writing the output
  *   word keeps out == in safe.
  *
+ * - One driver for every implementation.  mbsc_chacha20_xor_with() (the
+ *   buffer, the counter, batching) is shared by the vector implementations
+ *   beside this file (chacha20.h); they only bring a kernel that computes
+ *   several blocks at once.
+ *
  * - Counter exhaustion.  RFC 8439 gives one (key, nonce) 2^32 blocks
  *   (256 GiB).  The counter is never wrapped: that would repeat block 0 and
  *   leak the XOR of two plaintexts.  When block 2^32-1 has been produced the
@@ -40,26 +45,9 @@
  *   stack arrays, so there is nothing else to wipe here.  (Register spills
  *   of scalar locals cannot be wiped from portable C.)
  */
-#include "cipher/cipher_impl.h"
+#include "chacha20.h"
 
 #include <string.h>
-
-#define CHACHA20_BLOCK_BYTES 64u
-
-struct chacha20_state {
-    /* Words 0..15 of RFC 8439 section 2.3; word 12 is the counter of the
-     * next block to be produced. */
-    uint32_t input[16];
-    /* Keystream of the last partially used block; bytes [pos, 64) unused. */
-    uint8_t buf[CHACHA20_BLOCK_BYTES];
-    uint32_t pos;       /* 64 = buffer empty */
-    uint32_t exhausted; /* 1 once block 2^32-1 has been produced */
-};
-
-MBSC_STATIC_ASSERT(sizeof(struct chacha20_state) <= MBSC_STREAM_STATE_BYTES,
-                   "chacha20 state must fit in mbsc_stream");
-MBSC_STATIC_ASSERT(_Alignof(struct chacha20_state) <= _Alignof(uint64_t),
-                   "chacha20 state must not need more than uint64_t alignment");
 
 /* RFC 8439 section 2.1. */
 #define CHACHA20_QR(a, b, c, d)                                                \
@@ -156,19 +144,18 @@ static void chacha20_block(const uint32_t input[16], uint8_t out[64])
     mbsc_store32_le(out + 60, x15);
 }
 
-/* Step past the block just produced; never wrap the 32-bit counter. */
-static void chacha20_next_block(struct chacha20_state *st)
+/* The portable kernel: one block (nxor + (tail != NULL) == 1). */
+void mbsc_chacha20_kernel_ref(const uint32_t input[16], uint8_t *out, const uint8_t *in,
+                              size_t nxor, uint8_t *tail)
 {
-    st->input[12] += 1u;
-    /* The counter is public (a count of blocks), so this branch leaks
-     * nothing secret. */
-    if (st->input[12] == 0u) {
-        st->exhausted = 1u;
+    if (nxor > 0u) {
+        chacha20_block_xor(input, out, in);
+    } else {
+        chacha20_block(input, tail);
     }
 }
 
-static void chacha20_init(void *state, const uint8_t *key, const uint8_t *iv,
-                          size_t iv_len)
+void mbsc_chacha20_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len)
 {
     struct chacha20_state *st = state;
 
@@ -190,11 +177,13 @@ static void chacha20_init(void *state, const uint8_t *key, const uint8_t *iv,
     st->exhausted = 0u;
 }
 
-static void chacha20_xor(void *state, uint8_t *out, const uint8_t *in,
-                         size_t len)
+/*
+ * Every branch below is on lengths, the buffer position and the public
+ * block counter.
+ */
+void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in,
+                            size_t len, chacha20_kernel *kernel, size_t lanes)
 {
-    struct chacha20_state *st = state;
-
     if (len == 0u) {
         return; /* in may be NULL */
     }
@@ -214,41 +203,57 @@ static void chacha20_xor(void *state, uint8_t *out, const uint8_t *in,
         len -= n;
     }
 
-    /* 2. Whole blocks, straight from in to out. */
-    while (len >= CHACHA20_BLOCK_BYTES) {
-        if (st->exhausted) {
-            memset(out, 0, len);
-            return;
-        }
-        chacha20_block_xor(st->input, out, in);
-        chacha20_next_block(st);
-        out += CHACHA20_BLOCK_BYTES;
-        in += CHACHA20_BLOCK_BYTES;
-        len -= CHACHA20_BLOCK_BYTES;
-    }
+    /*
+     * 2. Batches: whole blocks straight from in to out; the block of a
+     * trailing partial one goes to the buffer, in the same batch.
+     */
+    while (len > 0u) {
+        size_t full = len / CHACHA20_BLOCK_BYTES;
+        size_t nxor = full < lanes ? full : lanes;
+        size_t ntail = (full < lanes && len % CHACHA20_BLOCK_BYTES != 0u) ? 1u : 0u;
+        /* Blocks left before the 32-bit counter would wrap (RFC 8439). */
+        uint64_t room = ((uint64_t)1 << 32) - st->input[12];
 
-    /* 3. A partial block: keep the rest of its keystream for the next call. */
-    if (len > 0u) {
         if (st->exhausted) {
             memset(out, 0, len);
             return;
         }
-        chacha20_block(st->input, st->buf);
-        chacha20_next_block(st);
-        for (size_t i = 0; i < len; i++) {
-            out[i] = (uint8_t)(in[i] ^ st->buf[i]);
+        if (nxor + ntail > room) {
+            nxor = (size_t)room; /* room < lanes here */
+            ntail = 0u;
         }
-        st->pos = (uint32_t)len;
+        if (nxor + ntail == 1u) {
+            mbsc_chacha20_kernel_ref(st->input, out, in, nxor, ntail ? st->buf : NULL);
+        } else {
+            kernel(st->input, out, in, nxor, ntail ? st->buf : NULL);
+        }
+        /* Never wrap the counter: that would repeat block 0. */
+        if (nxor + ntail == room) {
+            st->exhausted = 1u;
+        }
+        st->input[12] += (uint32_t)(nxor + ntail);
+        out += nxor * CHACHA20_BLOCK_BYTES;
+        in += nxor * CHACHA20_BLOCK_BYTES;
+        len -= nxor * CHACHA20_BLOCK_BYTES;
+        if (ntail) {
+            for (size_t i = 0; i < len; i++) {
+                out[i] = (uint8_t)(in[i] ^ st->buf[i]);
+            }
+            st->pos = (uint32_t)len;
+            return;
+        }
     }
 }
 
-const struct mbsc_cipher mbsc_cipher_chacha20 = {
-    "chacha20",
-    1,
-    32,
-    12,
-    0,
-    sizeof(struct chacha20_state),
-    chacha20_init,
-    chacha20_xor,
+static void chacha20_ref_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
+{
+    mbsc_chacha20_xor_with(state, out, in, len, mbsc_chacha20_kernel_ref, 1u);
+}
+
+const struct mbsc_cipher_impl mbsc_chacha20_ref = {
+    .name = "ref",
+    .cpu_needs = 0,
+    .state_bytes = sizeof(struct chacha20_state),
+    .init = mbsc_chacha20_init,
+    .xor_stream = chacha20_ref_xor,
 };

@@ -245,7 +245,10 @@ static void enocoro_xor(void *state, uint8_t *out, const uint8_t *in,
     enocoro_n(st, out, in, len);
 }
 
-const struct mbsc_cipher mbsc_cipher_enocoro128v2 = {
-    "enocoro128v2", 4, 16, 8, 0, sizeof(struct enocoro_state),
-    enocoro_init, enocoro_xor
+const struct mbsc_cipher_impl mbsc_enocoro128v2_ct = {
+    .name = "ct",
+    .cpu_needs = 0,
+    .state_bytes = sizeof(struct enocoro_state),
+    .init = enocoro_init,
+    .xor_stream = enocoro_xor,
 };

@@ -243,7 +243,10 @@ static void rabbit_xor(void *state, uint8_t *out, const uint8_t *in,
     }
 }
 
-const struct mbsc_cipher mbsc_cipher_rabbit = {
-    "rabbit", 3, 16, 8, 1 /* iv optional: key-only mode */,
-    sizeof(struct rabbit_state), rabbit_init, rabbit_xor
+const struct mbsc_cipher_impl mbsc_rabbit_ref = {
+    .name = "ref",
+    .cpu_needs = 0,
+    .state_bytes = sizeof(struct rabbit_state),
+    .init = rabbit_init,
+    .xor_stream = rabbit_xor,
 };

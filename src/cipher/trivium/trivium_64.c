@@ -219,13 +219,10 @@ static void trivium_xor(void *state, uint8_t *out, const uint8_t *in,
     st->c_hi = c_hi;
 }
 
-const struct mbsc_cipher mbsc_cipher_trivium = {
-    "trivium",
-    2,
-    10,
-    10,
-    0,
-    sizeof(struct trivium_state),
-    trivium_init,
-    trivium_xor,
+const struct mbsc_cipher_impl mbsc_trivium_64 = {
+    .name = "64",
+    .cpu_needs = 0,
+    .state_bytes = sizeof(struct trivium_state),
+    .init = trivium_init,
+    .xor_stream = trivium_xor,
 };
