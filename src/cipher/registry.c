@@ -26,6 +26,8 @@ const struct mbsc_cipher mbsc_cipher_chacha20 = {
         &mbsc_chacha20_ref,
 #if defined(MBSC_SIMD_X86)
         &mbsc_chacha20_avx2, &mbsc_chacha20_avx512,
+#elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
+        &mbsc_chacha20_neon,
 #endif
         NULL },
 };
@@ -45,6 +47,9 @@ const struct mbsc_cipher mbsc_cipher_enocoro128v2 = {
     .name = "enocoro128v2", .id = MBSC_CIPHER_ENOCORO128V2, .key_bytes = 16, .iv_bytes = 8,
     .impls = {
         &mbsc_enocoro128v2_ct,
+#if defined(MBSC_SIMD_X86)
+        &mbsc_enocoro128v2_ssse3,
+#endif
         NULL },
 };
 

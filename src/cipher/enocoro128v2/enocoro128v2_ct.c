@@ -38,17 +38,7 @@
  * by it is public.  The bulk path runs 32 rounds at a time with top
  * a compile-time constant in each, so every buffer address is fixed.
  */
-#include "cipher/cipher_impl.h"
-
-struct enocoro_state {
-    uint8_t b[32]; /* buffer: logical b_i is b[(top + i) & 31] */
-    uint8_t a0;    /* state a_0 */
-    uint8_t a1;    /* state a_1, the next keystream byte */
-    uint8_t top;   /* public round position, 0..31 */
-};
-
-MBSC_STATIC_ASSERT(sizeof(struct enocoro_state) <= MBSC_STREAM_STATE_BYTES,
-                   "Enocoro-128v2 state must fit in mbsc_stream");
+#include "enocoro128v2.h"
 
 /*
  * The round and the S-box are MBSC_ALWAYS_INLINE: they are too large for
@@ -148,8 +138,7 @@ MBSC_ALWAYS_INLINE void enocoro_round(uint8_t b[32], unsigned t, uint32_t *a0,
     *a1 = u0 ^ enocoro_xtime(u1) ^ (s >> 24);
 }
 
-static void enocoro_init(void *state, const uint8_t *key, const uint8_t *iv,
-                         size_t iv_len)
+void mbsc_enocoro_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len)
 {
     static const uint8_t c[8] = { 0x66, 0xe9, 0x4b, 0xd4,
                                   0xef, 0x8a, 0x2c, 0x3b };
@@ -180,8 +169,7 @@ static void enocoro_init(void *state, const uint8_t *key, const uint8_t *iv,
 }
 
 /* n single rounds from the current top, out = in ^ z. */
-static void enocoro_n(struct enocoro_state *st, uint8_t *out,
-                      const uint8_t *in, size_t n)
+void mbsc_enocoro_rounds(struct enocoro_state *st, uint8_t *out, const uint8_t *in, size_t n)
 {
     uint32_t a0 = st->a0, a1 = st->a1;
     unsigned t = st->top;
@@ -232,23 +220,23 @@ static void enocoro_xor(void *state, uint8_t *out, const uint8_t *in,
         return; /* also keeps NULL + 0 pointer arithmetic away */
     }
     if (head >= len) {
-        enocoro_n(st, out, in, len);
+        mbsc_enocoro_rounds(st, out, in, len);
         return;
     }
-    enocoro_n(st, out, in, head);
+    mbsc_enocoro_rounds(st, out, in, head);
     out += head;
     in += head;
     len -= head;
     for (; len >= 32; len -= 32, out += 32, in += 32) {
         enocoro_32(st, out, in);
     }
-    enocoro_n(st, out, in, len);
+    mbsc_enocoro_rounds(st, out, in, len);
 }
 
 const struct mbsc_cipher_impl mbsc_enocoro128v2_ct = {
     .name = "ct",
     .cpu_needs = 0,
     .state_bytes = sizeof(struct enocoro_state),
-    .init = enocoro_init,
+    .init = mbsc_enocoro_init,
     .xor_stream = enocoro_xor,
 };
