@@ -49,6 +49,8 @@ const struct mbsc_cipher mbsc_cipher_enocoro128v2 = {
         &mbsc_enocoro128v2_ct,
 #if defined(MBSC_SIMD_X86)
         &mbsc_enocoro128v2_ssse3,
+#elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
+        &mbsc_enocoro128v2_neon,
 #endif
         NULL },
 };
