@@ -13,6 +13,13 @@
 # archive that programs link holds the PIC object it names, so that one is
 # measured (the non-PIC one if the build has no PIC objects).
 # -1 means unknown (no size tool, or no object found).
+#
+# Per implementation (BENCH_IMPL_CODE_SIZES): the same, for each object
+# alone; an implementation is named by its file, src/cipher/<name>/
+# <name>_<impl>.c (libtool prefixes the object with its library's name).
+# The vector implementations also call code in the portable file (the
+# ChaCha20 driver, Enocoro's key setup and odd rounds): the portable
+# object's size counts that once.
 set -u
 
 size_tool=$1 builddir=$2
@@ -50,5 +57,21 @@ for name in "$@"; do
     done
     echo "    { \"$name\", $total }, \\"
 done
+echo "}"
+echo "/* { cipher name, implementation, .text bytes of its own object } */"
+echo "#define BENCH_IMPL_CODE_SIZES { \\"
+for name in "$@"; do
+    for lo in "$builddir/src/cipher/$name"/*.lo; do
+        [ -f "$lo" ] || continue
+        obj=$(object_of "$lo") || continue
+        bytes=$(text_bytes "$obj")
+        [ -n "$bytes" ] || continue
+        impl=$(basename "$lo" .lo)
+        impl=${impl#*_la-}
+        impl=${impl#"${name}"_}
+        echo "    { \"$name\", \"$impl\", $bytes }, \\"
+    done
+done
+echo "    { NULL, NULL, -1 } \\"
 echo "}"
 echo "#endif"

@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "clock.h"
 #include "csv.h"
+#include "impls.h"
 #include "machine.h"
 #include "options.h"
 #include "pin.h"
@@ -153,6 +154,7 @@ int main(int argc, char **argv)
     run_group(&ctx, "key and IV setup", bench_setup);
     run_group(&ctx, "keystream throughput, 16 B to 1 MiB", bench_stream);
     run_group(&ctx, "per-frame seal and open", bench_frame);
+    run_group(&ctx, "every cipher implementation side by side", bench_impls);
     run_group(&ctx, "Noise handshakes", bench_handshake);
     run_group(&ctx, "Modbus round trips over loopback", bench_rtt);
 

@@ -12,6 +12,7 @@
 #include "bench.h"
 #include "clock.h"
 #include "code_sizes.h"
+#include "impls.h"
 #include "paper.h"
 #include "report.h"
 #include "table.h"
@@ -61,6 +62,16 @@ static void cell_pair(struct table *t, const struct bench_ctx *ctx, const char *
     table_cell(t, "%s / %s", x, y);
 }
 
+/* The implementation behind an mbsc cipher's rows ("-" for the baselines):
+ * the one the registry selects, which every group used. */
+static const char *impl_of(const char *name)
+{
+    const mbsc_cipher *c = mbsc_cipher_by_name(name);
+    const char *impl = c != NULL ? mbsc_cipher_impl_selected(c) : NULL;
+
+    return impl != NULL ? impl : (c != NULL ? "?" : "-");
+}
+
 static void size_label(char *buf, size_t len, size_t size)
 {
     if (size >= 1048576 && size % 1048576 == 0)
@@ -88,6 +99,7 @@ static void table_paper(struct table *t, const struct bench_ctx *ctx)
     table_init(t, "The study's table on this machine: encrypting 1 MiB, beside its Raspberry Pi 4 "
                   "figures");
     table_col(t, "cipher");
+    table_col(t, "impl");
     table_col(t, "time 1 MiB (us)");
     table_col(t, "MiB/s");
     table_col(t, "cycles/B");
@@ -104,6 +116,7 @@ static void table_paper(struct table *t, const struct bench_ctx *ctx)
 
         table_row(t);
         table_cell(t, "%s", names[i]);
+        table_cell(t, "%s", impl_of(names[i]));
         if (have && mibps > 0) {
             fmt(buf, sizeof buf, 1e6 / mibps);
             table_cell(t, "%s", buf);
@@ -148,6 +161,7 @@ static void table_sizes(struct table *t, const struct bench_ctx *ctx, const char
 
     table_init(t, title);
     table_col(t, "cipher");
+    table_col(t, "impl");
     for (size_t z = 0; z < BENCH_N_STREAM_SIZES; z++) {
         char label[32];
         size_label(label, sizeof label, bench_stream_sizes[z]);
@@ -156,6 +170,7 @@ static void table_sizes(struct table *t, const struct bench_ctx *ctx, const char
     for (size_t i = 0; i < n; i++) {
         table_row(t);
         table_cell(t, "%s", names[i]);
+        table_cell(t, "%s", impl_of(names[i]));
         for (size_t z = 0; z < BENCH_N_STREAM_SIZES; z++)
             cell_result(t, ctx, names[i], metric, bench_stream_sizes[z]);
     }
@@ -163,7 +178,11 @@ static void table_sizes(struct table *t, const struct bench_ctx *ctx, const char
 
 static void table_vs_sodium(struct table *t, const struct bench_ctx *ctx)
 {
-    table_init(t, "ChaCha20: mbsc (portable C) / libsodium (SIMD where the CPU has it)");
+    char title[128];
+
+    snprintf(title, sizeof title, "ChaCha20: mbsc (%s) / libsodium (SIMD where the CPU has it)",
+             impl_of("chacha20"));
+    table_init(t, title);
     table_col(t, "message");
     table_col(t, "mbsc MiB/s");
     table_col(t, "libsodium MiB/s");
@@ -197,6 +216,7 @@ static void table_setup(struct table *t, const struct bench_ctx *ctx)
 {
     table_init(t, "Setup and memory footprint");
     table_col(t, "cipher");
+    table_col(t, "impl");
     table_col(t, "setup (ns)");
     table_col(t, "state B");
     table_col(t, "session B");
@@ -205,6 +225,7 @@ static void table_setup(struct table *t, const struct bench_ctx *ctx)
         const char *name = mbsc_cipher_name(ctx->ciphers[i]);
         table_row(t);
         table_cell(t, "%s", name);
+        table_cell(t, "%s", impl_of(name));
         cell_result(t, ctx, name, "setup_ns", BENCH_NO_SIZE);
         cell_result(t, ctx, name, "state_bytes", BENCH_NO_SIZE);
         cell_result(t, ctx, name, "session_bytes", BENCH_NO_SIZE);
@@ -212,13 +233,14 @@ static void table_setup(struct table *t, const struct bench_ctx *ctx)
     }
     table_note(t, "setup: one mbsc_stream_init (key + IV), median.  session B: "
                   "mbsc_session_footprint(), one connection with its buffers.");
-    table_note(t, "code B: %s.", BENCH_CODE_SIZE_WHAT);
+    table_note(t, "code B: %s, all implementations of the cipher.", BENCH_CODE_SIZE_WHAT);
 }
 
 static void table_frames(struct table *t, const struct bench_ctx *ctx)
 {
     table_init(t, "Per-frame latency in ns, median / p99 (payload = one Modbus ADU)");
     table_col(t, "cipher");
+    table_col(t, "impl");
     table_col(t, "seal 12 B");
     table_col(t, "open 12 B");
     table_col(t, "seal 260 B");
@@ -230,6 +252,7 @@ static void table_frames(struct table *t, const struct bench_ctx *ctx)
         name = i < ctx->n_ciphers ? mbsc_cipher_name(ctx->ciphers[i]) : BENCH_SODIUM_AEAD;
         table_row(t);
         table_cell(t, "%s", name);
+        table_cell(t, "%s", impl_of(name));
         for (size_t z = 0; z < BENCH_N_FRAME_SIZES; z++) {
             cell_pair(t, ctx, name, "seal_ns_p50", "seal_ns_p99", bench_frame_sizes[z]);
             cell_pair(t, ctx, name, "open_ns_p50", "open_ns_p99", bench_frame_sizes[z]);
@@ -241,6 +264,80 @@ static void table_frames(struct table *t, const struct bench_ctx *ctx)
     if (ctx->baselines)
         table_note(t, "%s: crypto_aead_chacha20poly1305_ietf_encrypt / _decrypt, fresh nonce "
                       "per message.", BENCH_SODIUM_AEAD);
+}
+
+/* A ratio cell a / b of two results, or "-". */
+static void cell_ratio(struct table *t, const struct bench_ctx *ctx, const char *a,
+                       const char *b, const char *metric, size_t size)
+{
+    double x, y;
+
+    if (bench_results_get(&ctx->results, a, metric, size, &x) &&
+        bench_results_get(&ctx->results, b, metric, size, &y) && y > 0)
+        table_cell(t, "%.2fx", x / y);
+    else
+        table_cell(t, "-");
+}
+
+static void table_impls(struct table *t, const struct bench_ctx *ctx)
+{
+    static char names[MBSC_CIPHER_COUNT * 8][32];
+    size_t n = bench_impl_rows(ctx, names, MBSC_CIPHER_COUNT * 8);
+    const size_t mib = 1048576, frame = 260;
+
+    table_init(t, "Every implementation side by side, in the same rounds: 1 MiB keystream, "
+                  "seal of a 260-byte frame");
+    table_col(t, "implementation");
+    table_col(t, "default");
+    table_col(t, "code B");
+    table_col(t, "MiB/s");
+    table_col(t, "cycles/B");
+    table_col(t, "speed vs libsodium-chacha20");
+    table_col(t, "seal 260 B (ns)");
+    table_col(t, "seal vs libsodium AEAD");
+    for (size_t i = 0; i < n; i++) {
+        char cipher[32];
+        const char *colon = strchr(names[i], ':');
+        size_t clen = colon != NULL ? (size_t)(colon - names[i]) : 0;
+
+        snprintf(cipher, sizeof cipher, "%.*s", (int)clen, names[i]);
+        table_row(t);
+        table_cell(t, "%s", names[i]);
+        table_cell(t, "%s", colon != NULL && strcmp(impl_of(cipher), colon + 1) == 0 ? "yes" : "");
+        cell_result(t, ctx, names[i], "impl_code_bytes", BENCH_NO_SIZE);
+        cell_result(t, ctx, names[i], "impl_mibps", mib);
+        cell_result(t, ctx, names[i], "impl_cpb", mib);
+        cell_ratio(t, ctx, names[i], BENCH_SODIUM_STREAM, "impl_mibps", mib);
+        cell_result(t, ctx, names[i], "impl_seal_ns", frame);
+        cell_ratio(t, ctx, names[i], BENCH_SODIUM_AEAD, "impl_seal_ns", frame);
+    }
+    if (ctx->baselines) {
+        table_row(t);
+        table_cell(t, "%s", BENCH_SODIUM_STREAM);
+        table_cell(t, "%s", "");
+        table_cell(t, "-");
+        cell_result(t, ctx, BENCH_SODIUM_STREAM, "impl_mibps", mib);
+        cell_result(t, ctx, BENCH_SODIUM_STREAM, "impl_cpb", mib);
+        table_cell(t, "1.00x");
+        table_cell(t, "-");
+        table_cell(t, "-");
+        table_row(t);
+        table_cell(t, "%s", BENCH_SODIUM_AEAD);
+        table_cell(t, "%s", "");
+        table_cell(t, "-");
+        table_cell(t, "-");
+        table_cell(t, "-");
+        table_cell(t, "-");
+        cell_result(t, ctx, BENCH_SODIUM_AEAD, "impl_seal_ns", frame);
+        table_cell(t, "1.00x");
+    }
+    table_note(t, "Only the implementations this CPU supports (MBSC_CIPHER_IMPL or "
+                  "mbsc_cipher_force_impl pick one).  Speed ratio: MiB/s over libsodium's "
+                  "(> 1 is faster); seal ratio: ns over libsodium AEAD encrypt (< 1 is "
+                  "faster).");
+    table_note(t, "code B: .text of the implementation's own object; vector implementations "
+                  "also use the portable file's driver or key setup.  cycles/B: %s.",
+               bench_cycles_short(&ctx->cycles));
 }
 
 static void table_connection(struct table *t, const struct bench_ctx *ctx)
@@ -326,6 +423,8 @@ void bench_report(struct bench_ctx *ctx, const struct bench_machine *m, FILE *ou
     table_setup(&t, ctx);
     emit(&t, out, markdown);
     table_frames(&t, ctx);
+    emit(&t, out, markdown);
+    table_impls(&t, ctx);
     emit(&t, out, markdown);
     table_connection(&t, ctx);
     emit(&t, out, markdown);
