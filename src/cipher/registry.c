@@ -40,7 +40,12 @@ const struct mbsc_cipher mbsc_cipher_trivium = {
 const struct mbsc_cipher mbsc_cipher_rabbit = {
     .name = "rabbit", .id = MBSC_CIPHER_RABBIT, .key_bytes = 16, .iv_bytes = 8,
     .iv_optional = 1, /* RFC 4503 key-only mode */
-    .impls = { &mbsc_rabbit_ref, NULL },
+    .impls = {
+        &mbsc_rabbit_ref,
+#if defined(MBSC_SIMD_X86)
+        &mbsc_rabbit_avx2,
+#endif
+        NULL },
 };
 
 const struct mbsc_cipher mbsc_cipher_enocoro128v2 = {

@@ -35,18 +35,7 @@
  * per-block temporaries (g0..g7, s[]) are scalars the compiler keeps in
  * registers; they are not wiped, to keep the hot path lean.
  */
-#include "cipher/cipher_impl.h"
-
-struct rabbit_state {
-    uint32_t x[8];  /* state variables X0..X7 */
-    uint32_t c[8];  /* counter variables C0..C7 */
-    uint32_t carry; /* counter carry bit b (0 or 1) */
-    uint32_t used;  /* bytes of ks[] already consumed; 16 = none buffered */
-    uint8_t ks[16]; /* keystream of the current, partly used block */
-};
-
-MBSC_STATIC_ASSERT(sizeof(struct rabbit_state) <= MBSC_STREAM_STATE_BYTES,
-                   "Rabbit state must fit in mbsc_stream");
+#include "rabbit.h"
 
 /*
  * rabbit_next() is MBSC_ALWAYS_INLINE: it has several call sites and is too
@@ -127,8 +116,7 @@ static inline void rabbit_extract(const uint32_t x[8], uint32_t s[4])
     s[3] = x[6] ^ (x[3] >> 16) ^ (x[1] << 16);
 }
 
-static void rabbit_init(void *state, const uint8_t *key, const uint8_t *iv,
-                        size_t iv_len)
+void mbsc_rabbit_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len)
 {
     struct rabbit_state *st = state;
     uint32_t k[4];
@@ -247,6 +235,6 @@ const struct mbsc_cipher_impl mbsc_rabbit_ref = {
     .name = "ref",
     .cpu_needs = 0,
     .state_bytes = sizeof(struct rabbit_state),
-    .init = rabbit_init,
+    .init = mbsc_rabbit_init,
     .xor_stream = rabbit_xor,
 };
