@@ -44,6 +44,8 @@ const struct mbsc_cipher mbsc_cipher_rabbit = {
         &mbsc_rabbit_ref,
 #if defined(MBSC_SIMD_X86)
         &mbsc_rabbit_avx2,
+#elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
+        &mbsc_rabbit_neon,
 #endif
         NULL },
 };
