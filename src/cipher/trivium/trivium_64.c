@@ -40,9 +40,10 @@
  *
  * Vector variant: the three registers in three 64-bit lanes of AVX2
  * registers (variable shifts for the taps, two lane permutes per step) was
- * measured against this code on AMD Zen 4: 2.14-2.27 cycles/byte against
- * 1.88-1.95 here, because every step needs two cross-lane permutes on its
- * critical path.  It was not kept.
+ * measured against this code on the development machine (x86-64 with
+ * AVX-512): 2.14-2.27 cycles/byte against 1.88-1.95 here, because every
+ * step needs two cross-lane permutes on its critical path.  It was not
+ * kept.
  *
  * Constant time: shifts by constant amounts, AND/XOR only; the only
  * branches are on lengths and the public buffer position.
