@@ -28,7 +28,7 @@
 #include "impls.h"
 #include "stats.h"
 
-#define IMPL_BULK_BYTES 1048576u
+#define IMPL_BULK_BYTES  1048576u
 #define IMPL_FRAME_BYTES 260u
 
 static const struct {
@@ -73,8 +73,8 @@ static void bulk_batch(void *p, unsigned reps)
         if (b->s->kind == K_MBSC)
             mbsc_stream_xor(&b->s->st, b->buf, b->buf, IMPL_BULK_BYTES);
         else
-            b->failed |= crypto_stream_chacha20_ietf_xor(b->buf, b->buf, IMPL_BULK_BYTES,
-                                                         b->nonce, b->key) != 0;
+            b->failed |= crypto_stream_chacha20_ietf_xor(b->buf, b->buf, IMPL_BULK_BYTES, b->nonce,
+                                                         b->key) != 0;
     }
 }
 
@@ -240,8 +240,7 @@ size_t bench_impl_rows(const struct bench_ctx *ctx, char names[][32], size_t cap
         const mbsc_cipher *c = ctx->ciphers[i];
         for (size_t m = 0; m < mbsc_cipher_impl_count(c) && n < cap; m++)
             if (mbsc_cipher_impl_supported(c, m))
-                snprintf(names[n++], 32, "%s:%s", mbsc_cipher_name(c),
-                         mbsc_cipher_impl_name(c, m));
+                snprintf(names[n++], 32, "%s:%s", mbsc_cipher_name(c), mbsc_cipher_impl_name(c, m));
     }
     return n;
 }

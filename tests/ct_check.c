@@ -45,7 +45,10 @@
 #define SECRET(p, n) VALGRIND_MAKE_MEM_UNDEFINED((p), (n))
 #define PUBLIC(p, n) VALGRIND_MAKE_MEM_DEFINED((p), (n))
 
-static unsigned long errors_now(void) { return (unsigned long)VALGRIND_COUNT_ERRORS; }
+static unsigned long errors_now(void)
+{
+    return (unsigned long)VALGRIND_COUNT_ERRORS;
+}
 
 /* --- Self-test: leaks the harness must catch ------------------------------ */
 
@@ -185,8 +188,9 @@ int main(void)
             int worked;
 
             if (!mbsc_cipher_impl_supported(c, i)) {
-                fprintf(stderr, "ct_check: %s:%s: not executable under valgrind: skipped "
-                                "(constant time by construction, see its source)\n",
+                fprintf(stderr,
+                        "ct_check: %s:%s: not executable under valgrind: skipped "
+                        "(constant time by construction, see its source)\n",
                         mbsc_cipher_name(c), impl);
                 continue;
             }

@@ -66,14 +66,20 @@ static unsigned detect(void)
     return f;
 }
 #elif defined(__aarch64__)
-static unsigned detect(void) { return MBSC_CPU_NEON; }
+static unsigned detect(void)
+{
+    return MBSC_CPU_NEON;
+}
 #elif defined(__arm__) && defined(__linux__)
 static unsigned detect(void)
 {
     return (getauxval(AT_HWCAP) & HWCAP_NEON) ? MBSC_CPU_NEON : 0u;
 }
 #else
-static unsigned detect(void) { return 0; }
+static unsigned detect(void)
+{
+    return 0;
+}
 #endif
 
 /* 0 = not asked yet; otherwise the features with bit 31 set. */

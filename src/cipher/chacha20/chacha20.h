@@ -41,8 +41,8 @@ MBSC_STATIC_ASSERT(_Alignof(struct chacha20_state) <= _Alignof(uint64_t),
  * nxor + (tail != NULL) is between 1 and the kernel's lane count.  The
  * kernel does not advance input[12]; the driver does.
  */
-typedef void chacha20_kernel(const uint32_t input[16], uint8_t *out, const uint8_t *in,
-                             size_t nxor, uint8_t *tail);
+typedef void chacha20_kernel(const uint32_t input[16], uint8_t *out, const uint8_t *in, size_t nxor,
+                             uint8_t *tail);
 
 /* The portable one-block kernel (chacha20_ref.c). */
 void mbsc_chacha20_kernel_ref(const uint32_t input[16], uint8_t *out, const uint8_t *in,
@@ -58,7 +58,7 @@ void mbsc_chacha20_init(void *state, const uint8_t *key, const uint8_t *iv, size
  * out = in XOR the next len keystream bytes, with batches of up to `lanes`
  * blocks from kernel (and single blocks from the portable kernel).
  */
-void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in,
-                            size_t len, chacha20_kernel *kernel, size_t lanes);
+void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in, size_t len,
+                            chacha20_kernel *kernel, size_t lanes);
 
 #endif /* MBSC_CHACHA20_H */

@@ -29,26 +29,26 @@
 
 #include <immintrin.h>
 
-#define ROT16(x) _mm256_shuffle_epi8((x), rot16)
-#define ROT8(x) _mm256_shuffle_epi8((x), rot8)
+#define ROT16(x)   _mm256_shuffle_epi8((x), rot16)
+#define ROT8(x)    _mm256_shuffle_epi8((x), rot8)
 #define ROTS(x, n) _mm256_or_si256(_mm256_slli_epi32((x), (n)), _mm256_srli_epi32((x), 32 - (n)))
 
-#define QR(a, b, c, d)                                                         \
-    do {                                                                       \
-        a = _mm256_add_epi32(a, b);                                            \
-        d = ROT16(_mm256_xor_si256(d, a));                                     \
-        c = _mm256_add_epi32(c, d);                                            \
-        b = ROTS(_mm256_xor_si256(b, c), 12);                                  \
-        a = _mm256_add_epi32(a, b);                                            \
-        d = ROT8(_mm256_xor_si256(d, a));                                      \
-        c = _mm256_add_epi32(c, d);                                            \
-        b = ROTS(_mm256_xor_si256(b, c), 7);                                   \
+#define QR(a, b, c, d)                                                                             \
+    do {                                                                                           \
+        a = _mm256_add_epi32(a, b);                                                                \
+        d = ROT16(_mm256_xor_si256(d, a));                                                         \
+        c = _mm256_add_epi32(c, d);                                                                \
+        b = ROTS(_mm256_xor_si256(b, c), 12);                                                      \
+        a = _mm256_add_epi32(a, b);                                                                \
+        d = ROT8(_mm256_xor_si256(d, a));                                                          \
+        c = _mm256_add_epi32(c, d);                                                                \
+        b = ROTS(_mm256_xor_si256(b, c), 7);                                                       \
     } while (0)
 
 /* Store block pair (lo half = block k, hi half = block k + 4) of a 4-word
  * group transposed below: see mbsc_chacha20_kernel_avx2. */
-static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t nxor,
-                             uint8_t *tail, __m256i first, __m256i second)
+static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t nxor, uint8_t *tail,
+                             __m256i first, __m256i second)
 {
     if (b < nxor) {
         uint8_t *o = out + 64u * b;
@@ -66,27 +66,25 @@ static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t n
 /* Transpose words w0..w3 (lane j = block j) into 4 vectors: result k holds
  * the four words of block k in its low 128 bits and of block k+4 in its
  * high 128 bits. */
-#define TRANSPOSE4(w0, w1, w2, w3)                                             \
-    do {                                                                       \
-        __m256i t0_ = _mm256_unpacklo_epi32(w0, w1);                           \
-        __m256i t1_ = _mm256_unpackhi_epi32(w0, w1);                           \
-        __m256i t2_ = _mm256_unpacklo_epi32(w2, w3);                           \
-        __m256i t3_ = _mm256_unpackhi_epi32(w2, w3);                           \
-        w0 = _mm256_unpacklo_epi64(t0_, t2_);                                  \
-        w1 = _mm256_unpackhi_epi64(t0_, t2_);                                  \
-        w2 = _mm256_unpacklo_epi64(t1_, t3_);                                  \
-        w3 = _mm256_unpackhi_epi64(t1_, t3_);                                  \
+#define TRANSPOSE4(w0, w1, w2, w3)                                                                 \
+    do {                                                                                           \
+        __m256i t0_ = _mm256_unpacklo_epi32(w0, w1);                                               \
+        __m256i t1_ = _mm256_unpackhi_epi32(w0, w1);                                               \
+        __m256i t2_ = _mm256_unpacklo_epi32(w2, w3);                                               \
+        __m256i t3_ = _mm256_unpackhi_epi32(w2, w3);                                               \
+        w0 = _mm256_unpacklo_epi64(t0_, t2_);                                                      \
+        w1 = _mm256_unpackhi_epi64(t0_, t2_);                                                      \
+        w2 = _mm256_unpacklo_epi64(t1_, t3_);                                                      \
+        w3 = _mm256_unpackhi_epi64(t1_, t3_);                                                      \
     } while (0)
 
 void mbsc_chacha20_kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *in,
                                size_t nxor, uint8_t *tail)
 {
-    const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12,
-                                           13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15,
-                                           12, 13);
-    const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13,
-                                          14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12,
-                                          13, 14);
+    const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2,
+                                           3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3,
+                                          0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
     const __m256i ctr = _mm256_add_epi32(_mm256_set1_epi32((int)input[12]),
                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     __m256i x0 = _mm256_set1_epi32((int)input[0]), x1 = _mm256_set1_epi32((int)input[1]);
@@ -109,11 +107,22 @@ void mbsc_chacha20_kernel_avx2(const uint32_t input[16], uint8_t *out, const uin
         QR(x3, x4, x9, x14);
     }
 #define ADD(x, i) x = _mm256_add_epi32(x, _mm256_set1_epi32((int)input[i]))
-    ADD(x0, 0); ADD(x1, 1); ADD(x2, 2); ADD(x3, 3);
-    ADD(x4, 4); ADD(x5, 5); ADD(x6, 6); ADD(x7, 7);
-    ADD(x8, 8); ADD(x9, 9); ADD(x10, 10); ADD(x11, 11);
+    ADD(x0, 0);
+    ADD(x1, 1);
+    ADD(x2, 2);
+    ADD(x3, 3);
+    ADD(x4, 4);
+    ADD(x5, 5);
+    ADD(x6, 6);
+    ADD(x7, 7);
+    ADD(x8, 8);
+    ADD(x9, 9);
+    ADD(x10, 10);
+    ADD(x11, 11);
     x12 = _mm256_add_epi32(x12, ctr);
-    ADD(x13, 13); ADD(x14, 14); ADD(x15, 15);
+    ADD(x13, 13);
+    ADD(x14, 14);
+    ADD(x15, 15);
 #undef ADD
 
     TRANSPOSE4(x0, x1, x2, x3);
@@ -123,10 +132,10 @@ void mbsc_chacha20_kernel_avx2(const uint32_t input[16], uint8_t *out, const uin
 
     /* Block k: words 0-3 from group 0, 4-7 from group 1, ...; 0x20 takes
      * the low 128-bit halves (block k), 0x31 the high ones (block k + 4). */
-#define BLOCK(k, a, b, c, d)                                                   \
-    put_block(out, in, k, nxor, tail, _mm256_permute2x128_si256(a, b, 0x20),   \
-              _mm256_permute2x128_si256(c, d, 0x20));                          \
-    put_block(out, in, k + 4, nxor, tail, _mm256_permute2x128_si256(a, b, 0x31), \
+#define BLOCK(k, a, b, c, d)                                                                       \
+    put_block(out, in, k, nxor, tail, _mm256_permute2x128_si256(a, b, 0x20),                       \
+              _mm256_permute2x128_si256(c, d, 0x20));                                              \
+    put_block(out, in, k + 4, nxor, tail, _mm256_permute2x128_si256(a, b, 0x31),                   \
               _mm256_permute2x128_si256(c, d, 0x31))
     BLOCK(0, x0, x4, x8, x12);
     BLOCK(1, x1, x5, x9, x13);

@@ -27,34 +27,34 @@
 
 #include <immintrin.h>
 
-#define QR(a, b, c, d)                                                         \
-    do {                                                                       \
-        a = _mm512_add_epi32(a, b);                                            \
-        d = _mm512_rol_epi32(_mm512_xor_si512(d, a), 16);                      \
-        c = _mm512_add_epi32(c, d);                                            \
-        b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 12);                      \
-        a = _mm512_add_epi32(a, b);                                            \
-        d = _mm512_rol_epi32(_mm512_xor_si512(d, a), 8);                       \
-        c = _mm512_add_epi32(c, d);                                            \
-        b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 7);                       \
+#define QR(a, b, c, d)                                                                             \
+    do {                                                                                           \
+        a = _mm512_add_epi32(a, b);                                                                \
+        d = _mm512_rol_epi32(_mm512_xor_si512(d, a), 16);                                          \
+        c = _mm512_add_epi32(c, d);                                                                \
+        b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 12);                                          \
+        a = _mm512_add_epi32(a, b);                                                                \
+        d = _mm512_rol_epi32(_mm512_xor_si512(d, a), 8);                                           \
+        c = _mm512_add_epi32(c, d);                                                                \
+        b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 7);                                           \
     } while (0)
 
 /* Words w0..w3 (lane j = block j) to: vector k holds in 128-bit lane m the
  * four words of block 4m + k. */
-#define TRANSPOSE4(w0, w1, w2, w3)                                             \
-    do {                                                                       \
-        __m512i t0_ = _mm512_unpacklo_epi32(w0, w1);                           \
-        __m512i t1_ = _mm512_unpackhi_epi32(w0, w1);                           \
-        __m512i t2_ = _mm512_unpacklo_epi32(w2, w3);                           \
-        __m512i t3_ = _mm512_unpackhi_epi32(w2, w3);                           \
-        w0 = _mm512_unpacklo_epi64(t0_, t2_);                                  \
-        w1 = _mm512_unpackhi_epi64(t0_, t2_);                                  \
-        w2 = _mm512_unpacklo_epi64(t1_, t3_);                                  \
-        w3 = _mm512_unpackhi_epi64(t1_, t3_);                                  \
+#define TRANSPOSE4(w0, w1, w2, w3)                                                                 \
+    do {                                                                                           \
+        __m512i t0_ = _mm512_unpacklo_epi32(w0, w1);                                               \
+        __m512i t1_ = _mm512_unpackhi_epi32(w0, w1);                                               \
+        __m512i t2_ = _mm512_unpacklo_epi32(w2, w3);                                               \
+        __m512i t3_ = _mm512_unpackhi_epi32(w2, w3);                                               \
+        w0 = _mm512_unpacklo_epi64(t0_, t2_);                                                      \
+        w1 = _mm512_unpackhi_epi64(t0_, t2_);                                                      \
+        w2 = _mm512_unpacklo_epi64(t1_, t3_);                                                      \
+        w3 = _mm512_unpackhi_epi64(t1_, t3_);                                                      \
     } while (0)
 
-static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t nxor,
-                             uint8_t *tail, __m512i ks)
+static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t nxor, uint8_t *tail,
+                             __m512i ks)
 {
     if (b < nxor) {
         __m512i m = _mm512_loadu_si512((const void *)(in + 64u * b));
@@ -67,9 +67,9 @@ static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t n
 static void chacha20_kernel_avx512(const uint32_t input[16], uint8_t *out, const uint8_t *in,
                                    size_t nxor, uint8_t *tail)
 {
-    const __m512i ctr = _mm512_add_epi32(
-        _mm512_set1_epi32((int)input[12]),
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    const __m512i ctr =
+        _mm512_add_epi32(_mm512_set1_epi32((int)input[12]),
+                         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     __m512i x[16];
 
     if (nxor + (tail != NULL) <= 8u) {
@@ -103,8 +103,8 @@ static void chacha20_kernel_avx512(const uint32_t input[16], uint8_t *out, const
      * lanes across the four groups gives the four whole blocks.
      */
     for (size_t k = 0; k < 4u; k++) {
-        __m512i a = _mm512_shuffle_i32x4(x[k], x[4 + k], 0x44);     /* g0.l0 g0.l1 g1.l0 g1.l1 */
-        __m512i b = _mm512_shuffle_i32x4(x[k], x[4 + k], 0xEE);     /* g0.l2 g0.l3 g1.l2 g1.l3 */
+        __m512i a = _mm512_shuffle_i32x4(x[k], x[4 + k], 0x44); /* g0.l0 g0.l1 g1.l0 g1.l1 */
+        __m512i b = _mm512_shuffle_i32x4(x[k], x[4 + k], 0xEE); /* g0.l2 g0.l3 g1.l2 g1.l3 */
         __m512i c = _mm512_shuffle_i32x4(x[8 + k], x[12 + k], 0x44);
         __m512i d = _mm512_shuffle_i32x4(x[8 + k], x[12 + k], 0xEE);
 

@@ -31,33 +31,33 @@
 #error "chacha20_neon.c assumes little-endian lanes; build with --disable-simd"
 #endif
 
-#define ROT16(x) vreinterpretq_u32_u16(vrev32q_u16(vreinterpretq_u16_u32(x)))
+#define ROT16(x)   vreinterpretq_u32_u16(vrev32q_u16(vreinterpretq_u16_u32(x)))
 #define ROTL(x, n) vsriq_n_u32(vshlq_n_u32((x), (n)), (x), 32 - (n))
 
-#define QR(a, b, c, d)                                                         \
-    do {                                                                       \
-        a = vaddq_u32(a, b);                                                   \
-        d = ROT16(veorq_u32(d, a));                                            \
-        c = vaddq_u32(c, d);                                                   \
-        b = veorq_u32(b, c);                                                   \
-        b = ROTL(b, 12);                                                       \
-        a = vaddq_u32(a, b);                                                   \
-        d = veorq_u32(d, a);                                                   \
-        d = ROTL(d, 8);                                                        \
-        c = vaddq_u32(c, d);                                                   \
-        b = veorq_u32(b, c);                                                   \
-        b = ROTL(b, 7);                                                        \
+#define QR(a, b, c, d)                                                                             \
+    do {                                                                                           \
+        a = vaddq_u32(a, b);                                                                       \
+        d = ROT16(veorq_u32(d, a));                                                                \
+        c = vaddq_u32(c, d);                                                                       \
+        b = veorq_u32(b, c);                                                                       \
+        b = ROTL(b, 12);                                                                           \
+        a = vaddq_u32(a, b);                                                                       \
+        d = veorq_u32(d, a);                                                                       \
+        d = ROTL(d, 8);                                                                            \
+        c = vaddq_u32(c, d);                                                                       \
+        b = veorq_u32(b, c);                                                                       \
+        b = ROTL(b, 7);                                                                            \
     } while (0)
 
 /* Words w0..w3 (lane j = block j) to: w_k = the four words of block k. */
-#define TRANSPOSE4(w0, w1, w2, w3)                                             \
-    do {                                                                       \
-        uint32x4x2_t p01_ = vtrnq_u32(w0, w1);                                 \
-        uint32x4x2_t p23_ = vtrnq_u32(w2, w3);                                 \
-        w0 = vcombine_u32(vget_low_u32(p01_.val[0]), vget_low_u32(p23_.val[0])); \
-        w1 = vcombine_u32(vget_low_u32(p01_.val[1]), vget_low_u32(p23_.val[1])); \
-        w2 = vcombine_u32(vget_high_u32(p01_.val[0]), vget_high_u32(p23_.val[0])); \
-        w3 = vcombine_u32(vget_high_u32(p01_.val[1]), vget_high_u32(p23_.val[1])); \
+#define TRANSPOSE4(w0, w1, w2, w3)                                                                 \
+    do {                                                                                           \
+        uint32x4x2_t p01_ = vtrnq_u32(w0, w1);                                                     \
+        uint32x4x2_t p23_ = vtrnq_u32(w2, w3);                                                     \
+        w0 = vcombine_u32(vget_low_u32(p01_.val[0]), vget_low_u32(p23_.val[0]));                   \
+        w1 = vcombine_u32(vget_low_u32(p01_.val[1]), vget_low_u32(p23_.val[1]));                   \
+        w2 = vcombine_u32(vget_high_u32(p01_.val[0]), vget_high_u32(p23_.val[0]));                 \
+        w3 = vcombine_u32(vget_high_u32(p01_.val[1]), vget_high_u32(p23_.val[1]));                 \
     } while (0)
 
 static inline void put16(uint8_t *out, const uint8_t *in, uint32x4_t ks)
@@ -66,9 +66,8 @@ static inline void put16(uint8_t *out, const uint8_t *in, uint32x4_t ks)
     vst1q_u8(out, veorq_u8(m, vreinterpretq_u8_u32(ks)));
 }
 
-static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t nxor,
-                             uint8_t *tail, uint32x4_t w0, uint32x4_t w1, uint32x4_t w2,
-                             uint32x4_t w3)
+static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t nxor, uint8_t *tail,
+                             uint32x4_t w0, uint32x4_t w1, uint32x4_t w2, uint32x4_t w3)
 {
     if (b < nxor) {
         uint8_t *o = out + 64u * b;
@@ -110,11 +109,22 @@ static void chacha20_kernel_neon(const uint32_t input[16], uint8_t *out, const u
         QR(x3, x4, x9, x14);
     }
 #define ADD(x, i) x = vaddq_u32(x, vdupq_n_u32(input[i]))
-    ADD(x0, 0); ADD(x1, 1); ADD(x2, 2); ADD(x3, 3);
-    ADD(x4, 4); ADD(x5, 5); ADD(x6, 6); ADD(x7, 7);
-    ADD(x8, 8); ADD(x9, 9); ADD(x10, 10); ADD(x11, 11);
+    ADD(x0, 0);
+    ADD(x1, 1);
+    ADD(x2, 2);
+    ADD(x3, 3);
+    ADD(x4, 4);
+    ADD(x5, 5);
+    ADD(x6, 6);
+    ADD(x7, 7);
+    ADD(x8, 8);
+    ADD(x9, 9);
+    ADD(x10, 10);
+    ADD(x11, 11);
     x12 = vaddq_u32(x12, ctr);
-    ADD(x13, 13); ADD(x14, 14); ADD(x15, 15);
+    ADD(x13, 13);
+    ADD(x14, 14);
+    ADD(x15, 15);
 #undef ADD
 
     TRANSPOSE4(x0, x1, x2, x3);

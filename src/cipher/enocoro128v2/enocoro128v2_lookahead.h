@@ -77,22 +77,22 @@ MBSC_ALWAYS_INLINE void enocoro_la_round(uint8_t b[32], unsigned t, uint32_t s, 
  * run(4) << 32, hi = run(13) | run(26) << 32 and returns, in 32-bit word
  * k of lo:hi, the outputs for round j+k in the order of enocoro_la_round.
  */
-#define ENOCORO_GROUP(j)                                                                       \
-    do {                                                                                       \
-        const unsigned t_ = (32u - (j)) & 31u;                                                 \
-        uint64_t lo_ = ((uint64_t)enocoro_run(st->b, t_, 31u) ^ a0) |                    \
-                       ((uint64_t)enocoro_run(st->b, t_, 4u) << 32);                     \
-        uint64_t hi_ = (uint64_t)enocoro_run(st->b, t_, 13u) |                                 \
-                       ((uint64_t)enocoro_run(st->b, t_, 26u) << 32);                          \
-        enocoro_sbox16(&lo_, &hi_);                                                            \
-        out[(j) + 0] = (uint8_t)(in[(j) + 0] ^ a1);                                            \
-        enocoro_la_round(st->b, t_, (uint32_t)lo_, &a0, &a1);                                  \
-        out[(j) + 1] = (uint8_t)(in[(j) + 1] ^ a1);                                            \
-        enocoro_la_round(st->b, (t_ - 1u) & 31u, (uint32_t)(lo_ >> 32), &a0, &a1);             \
-        out[(j) + 2] = (uint8_t)(in[(j) + 2] ^ a1);                                            \
-        enocoro_la_round(st->b, (t_ - 2u) & 31u, (uint32_t)hi_, &a0, &a1);                     \
-        out[(j) + 3] = (uint8_t)(in[(j) + 3] ^ a1);                                            \
-        enocoro_la_round(st->b, (t_ - 3u) & 31u, (uint32_t)(hi_ >> 32), &a0, &a1);             \
+#define ENOCORO_GROUP(j)                                                                           \
+    do {                                                                                           \
+        const unsigned t_ = (32u - (j)) & 31u;                                                     \
+        uint64_t lo_ = ((uint64_t)enocoro_run(st->b, t_, 31u) ^ a0) |                              \
+                       ((uint64_t)enocoro_run(st->b, t_, 4u) << 32);                               \
+        uint64_t hi_ =                                                                             \
+            (uint64_t)enocoro_run(st->b, t_, 13u) | ((uint64_t)enocoro_run(st->b, t_, 26u) << 32); \
+        enocoro_sbox16(&lo_, &hi_);                                                                \
+        out[(j) + 0] = (uint8_t)(in[(j) + 0] ^ a1);                                                \
+        enocoro_la_round(st->b, t_, (uint32_t)lo_, &a0, &a1);                                      \
+        out[(j) + 1] = (uint8_t)(in[(j) + 1] ^ a1);                                                \
+        enocoro_la_round(st->b, (t_ - 1u) & 31u, (uint32_t)(lo_ >> 32), &a0, &a1);                 \
+        out[(j) + 2] = (uint8_t)(in[(j) + 2] ^ a1);                                                \
+        enocoro_la_round(st->b, (t_ - 2u) & 31u, (uint32_t)hi_, &a0, &a1);                         \
+        out[(j) + 3] = (uint8_t)(in[(j) + 3] ^ a1);                                                \
+        enocoro_la_round(st->b, (t_ - 3u) & 31u, (uint32_t)(hi_ >> 32), &a0, &a1);                 \
     } while (0)
 
 /* 32 rounds from top 0 (where they end again), out = in ^ z. */

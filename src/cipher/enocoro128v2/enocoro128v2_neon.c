@@ -19,8 +19,8 @@
 #if defined(__aarch64__)
 typedef uint8x16_t enocoro_tab;
 #define TAB_LOAD(p) vld1q_u8(p)
-#define TBL(t, i) vqtbl1q_u8((t), (i))
-#define TAB_OF(v) (v)
+#define TBL(t, i)   vqtbl1q_u8((t), (i))
+#define TAB_OF(v)   (v)
 #else
 typedef uint8x8x2_t enocoro_tab;
 MBSC_ALWAYS_INLINE enocoro_tab tab_load(const uint8_t *p)
@@ -42,8 +42,8 @@ MBSC_ALWAYS_INLINE enocoro_tab tab_of(uint8x16_t v)
     return t;
 }
 #define TAB_LOAD(p) tab_load(p)
-#define TBL(t, i) tbl16((t), (i))
-#define TAB_OF(v) tab_of(v)
+#define TBL(t, i)   tbl16((t), (i))
+#define TAB_OF(v)   tab_of(v)
 #endif
 
 static const uint8_t tab_s4[16] = {0x01, 0x03, 0x09, 0x0a, 0x05, 0x0e, 0x07, 0x02,

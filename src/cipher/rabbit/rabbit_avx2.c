@@ -39,9 +39,9 @@
 #define RABBIT_A67 UINT64_C(0xD34D34D34D34D34D)
 
 struct rabbit_avx2_regs {
-    __m256i x;       /* X0..X7 */
-    uint64_t c[4];   /* C0 | C1 << 32, ... */
-    uint64_t carry;  /* b */
+    __m256i x;      /* X0..X7 */
+    uint64_t c[4];  /* C0 | C1 << 32, ... */
+    uint64_t carry; /* b */
 };
 
 /* C = C + A + b as one 256-bit number; b = the carry out. */
@@ -66,10 +66,10 @@ MBSC_ALWAYS_INLINE __m128i rabbit_step(struct rabbit_avx2_regs *r)
     const __m256i prev1 = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
     const __m256i prev2 = _mm256_setr_epi32(6, 7, 0, 1, 2, 3, 4, 5);
     /* Even lanes rotl 16, odd lanes rotl 8 / even rotl 16, odd as is. */
-    const __m256i rot1 = _mm256_setr_epi8(2, 3, 0, 1, 7, 4, 5, 6, 10, 11, 8, 9, 15, 12, 13, 14,
-                                          2, 3, 0, 1, 7, 4, 5, 6, 10, 11, 8, 9, 15, 12, 13, 14);
-    const __m256i rot2 = _mm256_setr_epi8(2, 3, 0, 1, 4, 5, 6, 7, 10, 11, 8, 9, 12, 13, 14, 15,
-                                          2, 3, 0, 1, 4, 5, 6, 7, 10, 11, 8, 9, 12, 13, 14, 15);
+    const __m256i rot1 = _mm256_setr_epi8(2, 3, 0, 1, 7, 4, 5, 6, 10, 11, 8, 9, 15, 12, 13, 14, 2,
+                                          3, 0, 1, 7, 4, 5, 6, 10, 11, 8, 9, 15, 12, 13, 14);
+    const __m256i rot2 = _mm256_setr_epi8(2, 3, 0, 1, 4, 5, 6, 7, 10, 11, 8, 9, 12, 13, 14, 15, 2,
+                                          3, 0, 1, 4, 5, 6, 7, 10, 11, 8, 9, 12, 13, 14, 15);
     const __m256i sel_e = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0);
     const __m256i sel_h = _mm256_setr_epi32(5, 7, 1, 3, 0, 0, 0, 0);
     const __m256i sel_l = _mm256_setr_epi32(3, 5, 7, 1, 0, 0, 0, 0);
@@ -79,9 +79,9 @@ MBSC_ALWAYS_INLINE __m128i rabbit_step(struct rabbit_avx2_regs *r)
     c = _mm256_setr_epi64x((long long)r->c[0], (long long)r->c[1], (long long)r->c[2],
                            (long long)r->c[3]);
     v = _mm256_add_epi32(r->x, c);
-    pe = _mm256_mul_epu32(v, v);                        /* squares of lanes 0, 2, 4, 6 */
+    pe = _mm256_mul_epu32(v, v); /* squares of lanes 0, 2, 4, 6 */
     po = _mm256_srli_epi64(v, 32);
-    po = _mm256_mul_epu32(po, po);                      /* squares of lanes 1, 3, 5, 7 */
+    po = _mm256_mul_epu32(po, po);                        /* squares of lanes 1, 3, 5, 7 */
     pe = _mm256_xor_si256(pe, _mm256_srli_epi64(pe, 32)); /* g in the low halves */
     po = _mm256_xor_si256(po, _mm256_slli_epi64(po, 32)); /* g in the high halves */
     g = _mm256_blend_epi32(pe, po, 0xAA);

@@ -80,8 +80,8 @@ MBSC_ALWAYS_INLINE uint8x16_t rabbit_step(uint32x4_t x[2], uint32_t c[8], uint32
     x[1] = vaddq_u32(vaddq_u32(g1, rotv(p1, r1l, r1r)), rotv(q1, r2l, r2r));
     /* S = X(2i) ^ (X(2i+5) >> 16) ^ (X(2i+3) << 16), i = 0..3 */
     eo = vuzpq_u32(x[0], x[1]);
-    e = eo.val[0]; /* X0 X2 X4 X6 */
-    o = eo.val[1]; /* X1 X3 X5 X7 */
+    e = eo.val[0];          /* X0 X2 X4 X6 */
+    o = eo.val[1];          /* X1 X3 X5 X7 */
     h = vextq_u32(o, o, 2); /* X5 X7 X1 X3 */
     l = vextq_u32(o, o, 1); /* X3 X5 X7 X1 */
     s = veorq_u32(veorq_u32(e, vshrq_n_u32(h, 16)), vshlq_n_u32(l, 16));
