@@ -1,8 +1,20 @@
 /*
  * enocoro128v2.h - what the Enocoro-128v2 implementations share: the state
- * layout, the key/IV setup and single rounds (enocoro128v2_ct.c), and the
- * bulk loop with the S-box evaluated 16 at a time in vector registers
- * (enocoro128v2_lookahead.h, included by the vector implementations).
+ * layout, and the key/IV setup and single rounds (enocoro128v2_ct.c).
+ *
+ * The vector implementations (enocoro128v2_ssse3.c, enocoro128v2_neon.c)
+ * run four rounds at a time with the sixteen S-boxes of those rounds
+ * evaluated together in a register.  Why the inputs of four rounds are
+ * known in advance (notation of enocoro128v2_ct.c; the buffer moves up by
+ * one place per round and lambda feeds back into places 0, 3, 8 and 17):
+ * the S-box inputs b_2, b_7, b_16, b_29 of round t+k (k = 0..3) are the
+ * bytes at logical places 2-k, 7-k, 16-k, 29-k before round t, because in
+ * those k rounds nothing is written to them (the places written, 2, 7, 16
+ * and 31 at round t+m, are never the place read at round t+k for m < k),
+ * except b_(-1) = b_31, which round t itself turns into b_31 ^ a_0.  So
+ * with the a_0 of round t, all sixteen are there:
+ *
+ *   b_(-1..2), b_(4..7), b_(13..16), b_(26..29)   (b_(-1) ^= a_0)
  */
 #ifndef MBSC_ENOCORO128V2_H
 #define MBSC_ENOCORO128V2_H

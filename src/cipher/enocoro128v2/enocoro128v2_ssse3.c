@@ -8,7 +8,7 @@
  *
  * Four rounds at a time, with the 32-byte buffer in two xmm registers: the
  * sixteen S-box inputs of four rounds are known before the first of them
- * (enocoro128v2_lookahead.h explains why), so they are gathered from the
+ * (enocoro128v2.h explains why), so they are gathered from the
  * registers by two byte shuffles and go through the S-box together; the
  * a_0/a_1 chain of the four rounds runs in scalar registers; and lambda of
  * four rounds is applied at once (enocoro_ssse3_groups explains how).
@@ -57,7 +57,8 @@ MBSC_ALWAYS_INLINE __m128i enocoro_sbox_v(__m128i x)
     return _mm_or_si128(_mm_shuffle_epi8(tab_h, zh), _mm_shuffle_epi8(tab_l, zl));
 }
 
-/* rho of one round with the S-box outputs s (enocoro128v2_lookahead.h). */
+/* rho of one round with the S-box outputs s = S(b_2) | S(b_7) << 8 |
+ * S(b_16) << 16 | S(b_29) << 24 (enocoro128v2_ct.c). */
 MBSC_ALWAYS_INLINE void enocoro_rho(uint32_t s, uint32_t *a0, uint32_t *a1)
 {
     uint32_t u0 = *a0 ^ (s & 0xFFu);
