@@ -4,7 +4,7 @@
  * Specification: Hitachi, Ltd., "Pseudorandom Number Generator Enocoro",
  * Enocoro-128v2 specification and reference code (2010), standardised in
  * ISO/IEC 29192-3:2012 (lightweight stream ciphers).  128-bit key, 64-bit
- * IV.  Project notes: shared/specs/enocoro128v2.md.
+ * IV.
  *
  * Vectors: tests/kat/enocoro128v2.txt - Hitachi's official test vectors
  * (enocoro_tv_20100202, Enocoro-128v2 TEST1..TEST10, 1024 bytes each).
@@ -16,7 +16,7 @@
  *
  * Constant time, the S-box: the usual implementation reads a 256-byte table
  * at a secret index, which leaks the index through the cache.  Here s8 is
- * computed from its algebraic construction (notes, "S-box"):
+ * computed from its algebraic construction (the specification's S-box):
  *   y = s4 on both nibbles; z = [[1,4],[4,1]] y ^ 0xa5 over GF(2^4) mod
  *   x^4+x+1; s8 = rotl8(s4 on both nibbles of z, 1).
  * s4 is a 16-entry nibble table packed into one 64-bit constant and read
@@ -27,7 +27,7 @@
  * reduction selected by an all-ones/all-zeros mask made from the top bit,
  * so no branch and no memory address depends on a key or state byte (the
  * products by 3 and 6 are by constants: shifts and adds).  The computed s8
- * was checked against the table printed in the notes for all 256 inputs
+ * was checked against the specification's table for all 256 inputs
  * and in every byte lane.
  *
  * Speed: the four S-boxes of a round are evaluated together, one byte lane

@@ -14,7 +14,7 @@
  * four rounds is applied at once (enocoro_ssse3_groups explains how).
  * No buffer byte is stored or loaded inside the loop.
  *
- * The S-box from its construction (enocoro128v2_ct.c, notes "S-box"), as
+ * The S-box from its construction (enocoro128v2_ct.c), as
  * six 16-entry nibble tables, each one pshufb: pshufb selects a byte of a
  * register by the low four bits of the index, inside the register, so the
  * secret nibble picks a value without addressing memory.
@@ -25,7 +25,7 @@
  *        with H[n] = rotl8(s4[n] << 4, 1), L[n] = s4[n] << 1: the final
  *        rotation split by nibble, the two parts on disjoint bits.
  * The tables were derived from s4 and checked against the full s8 table
- * of the notes for all 256 inputs; the published vectors check them again
+ * of the specification for all 256 inputs; the published vectors check them again
  * (tests/check_cipher.c runs them through this implementation).
  */
 #include "enocoro128v2.h"

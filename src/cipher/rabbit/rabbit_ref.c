@@ -6,7 +6,7 @@
  * setup, 2.4 IV setup, 2.5 next-state function and counter system, 2.6
  * extraction.  128-bit key, 64-bit IV; an IV length of 0 selects the RFC's
  * key-only mode (RFC 4503 Appendix A.1), which is not the same as an
- * all-zero IV.  Project notes: shared/specs/rabbit.md.
+ * all-zero IV.
  *
  * Vectors: tests/kat/rabbit.txt - RFC 4503 Appendix A.1/A.2 (byte-reversed
  * to byte arrays, see that file's header) and the ECRYPT eSTREAM "verified"

@@ -4,8 +4,8 @@
  * Spec: C. De Canniere and B. Preneel, "Trivium Specifications" (eSTREAM
  * phase 3), sections 2.1 (key stream generation) and 2.2 (key and IV
  * setup), with the key/IV bit order and output bit order of the eSTREAM
- * phase-3 reference code trivium.c, which all published vectors use (see
- * /work/shared/specs/trivium.md).  Vectors: tests/kat/trivium.txt (eSTREAM
+ * phase-3 reference code trivium.c, which all published vectors use (the
+ * conventions below).  Vectors: tests/kat/trivium.txt (eSTREAM
  * Trivium 80/80-bit test vectors, sets 1-6).
  *
  * Conventions (eSTREAM), with key bytes k[0..9] read as one 80-bit
