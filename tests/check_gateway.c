@@ -235,17 +235,23 @@ static int wait_log(struct gwp *g, const char *needle)
 /* Start the gateway with args (NULL-terminated); 0 if it did not start listening. */
 static int gw_spawn(struct gwp *g, const char *const *args)
 {
-    char *argv[64];
-    int out[2], err[2];
+    char *argv[64], *runner, *word;
+    int out[2], err[2], argc = 0;
     size_t i, n = 0;
     char line[256];
     long long end = tu_now_ms() + WAIT_MS;
 
     memset(g, 0, sizeof *g);
-    argv[0] = strdup(gateway_path());
-    for (i = 0; args[i] != NULL && i < 62; i++)
-        argv[i + 1] = strdup(args[i]);
-    argv[i + 1] = NULL;
+    /* Cross builds run the program under $TEST_RUNNER (qemu-user), as the tests. */
+    runner = getenv("TEST_RUNNER") != NULL ? strdup(getenv("TEST_RUNNER")) : NULL;
+    for (word = runner != NULL ? strtok(runner, " ") : NULL; word != NULL && argc < 8;
+         word = strtok(NULL, " "))
+        argv[argc++] = strdup(word);
+    free(runner);
+    argv[argc++] = strdup(gateway_path());
+    for (i = 0; args[i] != NULL && argc < 63; i++)
+        argv[argc++] = strdup(args[i]);
+    argv[argc] = NULL;
     ck_assert_int_eq(pipe(out), 0);
     ck_assert_int_eq(pipe(err), 0);
     g->pid = fork();
@@ -255,7 +261,7 @@ static int gw_spawn(struct gwp *g, const char *const *args)
         dup2(err[1], 2);
         close(out[0]);
         close(err[0]);
-        execv(argv[0], argv);
+        execvp(argv[0], argv);
         _exit(127);
     }
     for (i = 0; argv[i] != NULL; i++)
