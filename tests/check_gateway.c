@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -858,6 +859,54 @@ START_TEST(t_config_file)
 }
 END_TEST
 
+
+START_TEST(t_systemd_readiness_and_levels)
+{
+    struct gwp g;
+    struct sockaddr_un sa;
+    char buf[64];
+    ssize_t n;
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+    /* What systemd does for Type=notify: a datagram socket named in NOTIFY_SOCKET. */
+    ck_assert_int_ge(fd, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/notify", dir);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    setenv("NOTIFY_SOCKET", sa.sun_path, 1);
+    setenv("JOURNAL_STREAM", "8:12345", 1);
+    two_masters_allowed(NULL, NULL);
+    start_server(&g, 0, "127.0.0.1:0");
+    {
+        struct pollfd pfd = {fd, POLLIN, 0};
+
+        ck_assert_int_eq(poll(&pfd, 1, WAIT_MS), 1);
+    }
+    n = recv(fd, buf, sizeof buf - 1, 0);
+    ck_assert_int_gt(n, 0);
+    buf[n] = '\0';
+    ck_assert_str_eq(buf, "READY=1");
+    /* Information lines carry journald's priority 6, errors 3. */
+    ck_assert_msg(wait_log(&g, "<6>server mode on "), "log: %s", g.log);
+    kill(g.pid, SIGTERM);
+    ck_assert_int_eq(gw_finish(&g, 0), 0);
+    n = recv(fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+    ck_assert_int_gt(n, 0);
+    buf[n] = '\0';
+    ck_assert_str_eq(buf, "STOPPING=1");
+    close(fd);
+    unlink(sa.sun_path);
+    write_file("allow.txt", "not a key line\n");
+    ck_assert(!gw_spawn(&g, (const char *const[]){"server", "--listen", "127.0.0.1:0",
+                                                  "--upstream", plc_hostport(), "--key",
+                                                  path_of("gw.key"), "--authorized",
+                                                  path_of("allow.txt"), NULL}));
+    ck_assert_int_eq(gw_finish(&g, 0), 1);
+    ck_assert_msg(strstr(g.log, "<3>") == g.log, "log: %s", g.log);
+}
+END_TEST
+
 Suite *gateway_suite(void)
 {
     Suite *s = suite_create("gateway");
@@ -875,6 +924,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_client_gateway_to_server_gateway);
     tcase_add_test(tc, t_client_refuses_remote_plaintext);
     tcase_add_test(tc, t_config_file);
+    tcase_add_test(tc, t_systemd_readiness_and_levels);
     suite_add_tcase(s, tc);
     return s;
 }
