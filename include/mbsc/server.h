@@ -229,6 +229,18 @@ MBSC_API MBSC_WUR int mbsc_server_set_config(mbsc_server *srv, const mbsc_config
 MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_conn_id conn,
                                          uint8_t public_key[MBSC_KEY_BYTES]);
 
+/*
+ * After a reload: hold every confirmed connection against the allow-list
+ * al (normally the one of the config just given to
+ * mbsc_server_set_config).  A master whose key al no longer lists is
+ * closed (a CLOSED event with MBSC_ERR_UNKNOWN_PEER); the others take the
+ * name and role al gives them now, which the request callback sees from
+ * their next request on.  Connections still in their handshake are left
+ * to finish it against the config they started with.  Returns the number
+ * of connections closed, or MBSC_ERR_INVALID_ARG.
+ */
+MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist *al);
+
 #ifdef __cplusplus
 }
 #endif

@@ -615,3 +615,31 @@ MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_con
         return MBSC_ERR_STATE;
     return mbsc_session_peer_public_key(c->s, public_key) == MBSC_OK ? MBSC_OK : MBSC_ERR_STATE;
 }
+
+MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist *al)
+{
+    struct srv_conn *c, *next;
+    int closed = 0;
+
+    if (srv == NULL || al == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    for (c = srv->confirmed.head; c != NULL; c = next) {
+        uint8_t key[MBSC_KEY_BYTES];
+        const char *name = NULL, *role = NULL;
+
+        next = c->next; /* closing c takes it off the list */
+        if (c->fd < 0 || mbsc_session_peer_public_key(c->s, key) != MBSC_OK)
+            continue;
+        if (mbsc_allowlist_find(al, key, &name, &role) < 0) {
+            srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
+                         REFUSED_OTHER);
+            closed++;
+            continue;
+        }
+        snprintf(c->name, sizeof c->name, "%s", name);
+        snprintf(c->role, sizeof c->role, "%s", role != NULL ? role : "");
+        c->info.peer_name = c->name;
+        c->info.peer_role = role != NULL ? c->role : NULL;
+    }
+    return closed;
+}

@@ -6,8 +6,8 @@
  * policy for the master's role (exception 01 for a refusal, logged with
  * the master's name, the function code and the address; the PLC never
  * sees it), then the multiplexer (mux.c) to the PLC.  The role is the one
- * the allow-list gave at the last (re)load, so a changed role applies to
- * the master's next request.
+ * the allow-list gave at the last (re)load (mbsc_server_apply_allowlist),
+ * so a changed role applies to the master's next request.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -91,7 +91,7 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
         return;
     }
     if (g->cur.policy != NULL &&
-        mbsc_policy_check(g->cur.policy, m->role[0] != '\0' ? m->role : NULL, p + GW_MBAP,
+        mbsc_policy_check(g->cur.policy, ci->peer_role, p + GW_MBAP,
                           len - GW_MBAP, why, sizeof why) != MBSC_OK) {
         m->refusals++;
         gw_log(GW_WARN, "refused master %s: function 0x%02x address %u: %s", m->name,
@@ -202,8 +202,8 @@ static void reload(struct gw_server *g)
 {
     struct gw_secrets ns;
     char why[GW_WHY_SIZE];
-    mbsc_server_conn_id *ids;
-    size_t i, n, dropped = 0;
+    size_t i;
+    int closed;
 
     gw_notify("RELOADING=1");
     if (gw_secrets_load(&ns, g->o, why, sizeof why) != 0) {
@@ -219,36 +219,25 @@ static void reload(struct gw_server *g)
     }
     retire(g, &g->cur);
     g->cur = ns;
-    /* Closing a master changes the table: work on a copy of the ids. */
-    n = g->n_masters;
-    ids = calloc(n + 1, sizeof *ids);
-    for (i = 0; ids != NULL && i < n; i++)
-        ids[i] = g->masters[i].id;
-    for (i = 0; ids != NULL && i < n; i++) {
+    /* Say which roles change, then let the server apply the new list. */
+    for (i = 0; i < g->n_masters; i++) {
+        struct master *m = &g->masters[i];
         uint8_t key[MBSC_KEY_BYTES];
         const char *name = NULL, *role = NULL;
-        struct master *m = find_master(g, ids[i]);
 
-        if (m == NULL || mbsc_server_conn_public_key(g->srv, ids[i], key) != MBSC_OK)
-            continue;
-        if (mbsc_allowlist_find(g->cur.allow, key, &name, &role) < 0) {
-            gw_log(GW_INFO, "master %s is no longer in %s: disconnecting it", m->name,
-                   g->o->authorized);
-            (void)mbsc_server_close(g->srv, ids[i], MBSC_ERR_UNKNOWN_PEER,
-                                    "removed from the allow-list");
-            dropped++;
-            continue;
-        }
+        if (mbsc_server_conn_public_key(g->srv, m->id, key) != MBSC_OK ||
+            mbsc_allowlist_find(g->cur.allow, key, &name, &role) < 0)
+            continue; /* closed below */
         if (strcmp(m->role, role != NULL ? role : "") != 0)
             gw_log(GW_INFO, "master %s: role %s -> %s from its next request", m->name,
                    m->role[0] != '\0' ? m->role : "none", role != NULL ? role : "none");
         snprintf(m->name, sizeof m->name, "%s", name);
         snprintf(m->role, sizeof m->role, "%s", role != NULL ? role : "");
     }
-    free(ids);
-    gw_log(GW_INFO, "reloaded: %zu masters in %s%s%s, %zu disconnected",
+    closed = mbsc_server_apply_allowlist(g->srv, g->cur.allow);
+    gw_log(GW_INFO, "reloaded: %zu masters in %s%s%s, %d disconnected",
            mbsc_allowlist_count(g->cur.allow), g->o->authorized, g->cur.policy ? ", policy " : "",
-           g->cur.policy ? g->o->policy : "", dropped);
+           g->cur.policy ? g->o->policy : "", closed > 0 ? closed : 0);
     gw_notify("READY=1");
 }
 
