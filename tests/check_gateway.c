@@ -31,295 +31,10 @@
 
 #include "mbsc.h"
 #include "mbsc/modbus.h"
+#include "gw_harness.h"
 #include "testutil.h"
 
 Suite *gateway_suite(void);
-
-#define WAIT_MS 10000 /* longest wait for anything that should happen at once */
-
-/* ---- the PLC: a plain libmodbus server in a thread ------------------------ */
-
-enum plc_fault { PLC_OK = 0, PLC_SILENT, PLC_MANGLE };
-
-struct plc {
-    modbus_t *ctx;
-    modbus_mapping_t *map;
-    int lfd, port;
-    int stop[2];
-    pthread_t th;
-    pthread_mutex_t mu;
-    int accepts;           /* TCP connections accepted (under mu) */
-    enum plc_fault fault;  /* under mu */
-    unsigned served;       /* requests answered (under mu) */
-};
-
-static void *plc_main(void *arg)
-{
-    struct plc *p = arg;
-    uint8_t q[MODBUS_TCP_MAX_ADU_LENGTH];
-    int cfd = -1;
-
-    for (;;) {
-        struct pollfd pfd[3] = {{p->stop[0], POLLIN, 0}, {p->lfd, POLLIN, 0}, {cfd, POLLIN, 0}};
-
-        if (poll(pfd, 3, -1) < 0)
-            continue;
-        if (pfd[0].revents)
-            break;
-        if (pfd[1].revents & POLLIN) {
-            int fd = accept(p->lfd, NULL, NULL);
-
-            if (fd >= 0) {
-                if (cfd >= 0)
-                    close(cfd);
-                cfd = fd;
-                modbus_set_socket(p->ctx, cfd);
-                pthread_mutex_lock(&p->mu);
-                p->accepts++;
-                pthread_mutex_unlock(&p->mu);
-            }
-        }
-        if (cfd >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR))) {
-            int n = modbus_receive(p->ctx, q);
-
-            if (n <= 0) {
-                close(cfd);
-                cfd = -1;
-                continue;
-            }
-            pthread_mutex_lock(&p->mu);
-            if (p->fault == PLC_MANGLE) {
-                /* A read answer with a byte count that does not fit the request. */
-                uint8_t bad[11] = {q[0], q[1], 0, 0, 0, 5, q[6], q[7], 2, 0, 0};
-
-                (void)!write(cfd, bad, sizeof bad);
-            } else if (p->fault == PLC_OK) {
-                modbus_reply(p->ctx, q, n, p->map);
-                p->served++;
-            }
-            pthread_mutex_unlock(&p->mu);
-        }
-    }
-    if (cfd >= 0)
-        close(cfd);
-    return NULL;
-}
-
-/* Start the PLC on 127.0.0.1:port (0: any free port), keeping p->map if set. */
-static void plc_start(struct plc *p, int port)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof sa;
-
-    if (p->map == NULL) {
-        p->map = modbus_mapping_new(100, 100, 100, 100);
-        ck_assert_ptr_nonnull(p->map);
-        pthread_mutex_init(&p->mu, NULL);
-    }
-    p->ctx = modbus_new_tcp("127.0.0.1", port);
-    ck_assert_ptr_nonnull(p->ctx);
-    p->lfd = modbus_tcp_listen(p->ctx, 4);
-    ck_assert_msg(p->lfd >= 0, "PLC listen: %s", modbus_strerror(errno));
-    ck_assert_int_eq(getsockname(p->lfd, (struct sockaddr *)&sa, &len), 0);
-    p->port = ntohs(sa.sin_port);
-    ck_assert_int_eq(pipe(p->stop), 0);
-    ck_assert_int_eq(pthread_create(&p->th, NULL, plc_main, p), 0);
-}
-
-/* Stop the PLC: listener and connection closed, as a PLC that is switched off. */
-static void plc_stop(struct plc *p)
-{
-    (void)!write(p->stop[1], "x", 1);
-    pthread_join(p->th, NULL);
-    close(p->stop[0]);
-    close(p->stop[1]);
-    close(p->lfd);
-    modbus_free(p->ctx);
-    p->ctx = NULL;
-}
-
-static void plc_free(struct plc *p)
-{
-    if (p->ctx != NULL)
-        plc_stop(p);
-    modbus_mapping_free(p->map);
-    pthread_mutex_destroy(&p->mu);
-    memset(p, 0, sizeof *p);
-}
-
-static uint16_t plc_register(struct plc *p, int addr)
-{
-    uint16_t v;
-
-    pthread_mutex_lock(&p->mu);
-    v = p->map->tab_registers[addr];
-    pthread_mutex_unlock(&p->mu);
-    return v;
-}
-
-static void plc_set_register(struct plc *p, int addr, uint16_t v)
-{
-    pthread_mutex_lock(&p->mu);
-    p->map->tab_registers[addr] = v;
-    pthread_mutex_unlock(&p->mu);
-}
-
-static int plc_accepts(struct plc *p)
-{
-    int n;
-
-    pthread_mutex_lock(&p->mu);
-    n = p->accepts;
-    pthread_mutex_unlock(&p->mu);
-    return n;
-}
-
-static void plc_set_fault(struct plc *p, enum plc_fault f)
-{
-    pthread_mutex_lock(&p->mu);
-    p->fault = f;
-    pthread_mutex_unlock(&p->mu);
-}
-
-/* ---- the gateway process ------------------------------------------------------ */
-
-struct gwp {
-    pid_t pid;
-    int out_fd, err_fd;
-    char addr[MBSC_ADDRSTRLEN];
-    char log[1 << 16];
-    size_t log_len, mark;
-};
-
-/* The program gw_spawn runs, relative to the build directory. */
-static const char *program = "tools/mbsc-gateway";
-
-static const char *gateway_path(void)
-{
-    static char path[4096];
-    const char *b = getenv("top_builddir");
-
-    snprintf(path, sizeof path, "%s/%s", b != NULL ? b : ".", program);
-    return path;
-}
-
-/* Read what the gateway has logged, waiting up to timeout_ms for something. */
-static int read_log(struct gwp *g, int timeout_ms)
-{
-    struct pollfd pfd = {g->err_fd, POLLIN, 0};
-    ssize_t n;
-
-    if (poll(&pfd, 1, timeout_ms) <= 0)
-        return 0;
-    n = read(g->err_fd, g->log + g->log_len, sizeof g->log - 1 - g->log_len);
-    if (n <= 0)
-        return -1;
-    g->log_len += (size_t)n;
-    g->log[g->log_len] = '\0';
-    return 1;
-}
-
-/* Wait until the log, after the mark, holds needle; then move the mark past it. */
-static int wait_log(struct gwp *g, const char *needle)
-{
-    long long end = tu_now_ms() + WAIT_MS;
-
-    for (;;) {
-        char *hit = strstr(g->log + g->mark, needle);
-
-        if (hit != NULL) {
-            g->mark = (size_t)(hit - g->log) + strlen(needle);
-            return 1;
-        }
-        if (tu_now_ms() >= end || read_log(g, (int)(end - tu_now_ms())) < 0)
-            return 0;
-    }
-}
-
-/* Start the gateway with args (NULL-terminated); 0 if it did not start listening. */
-static int gw_spawn(struct gwp *g, const char *const *args)
-{
-    char *argv[64], *runner, *word;
-    int out[2], err[2], argc = 0;
-    size_t i, n = 0;
-    char line[256];
-    long long end = tu_now_ms() + WAIT_MS;
-
-    memset(g, 0, sizeof *g);
-    /* Cross builds run the program under $TEST_RUNNER (qemu-user), as the tests. */
-    runner = getenv("TEST_RUNNER") != NULL ? strdup(getenv("TEST_RUNNER")) : NULL;
-    for (word = runner != NULL ? strtok(runner, " ") : NULL; word != NULL && argc < 8;
-         word = strtok(NULL, " "))
-        argv[argc++] = strdup(word);
-    free(runner);
-    argv[argc++] = strdup(gateway_path());
-    for (i = 0; args[i] != NULL && argc < 63; i++)
-        argv[argc++] = strdup(args[i]);
-    argv[argc] = NULL;
-    ck_assert_int_eq(pipe(out), 0);
-    ck_assert_int_eq(pipe(err), 0);
-    g->pid = fork();
-    ck_assert_int_ge(g->pid, 0);
-    if (g->pid == 0) {
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        close(out[0]);
-        close(err[0]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    for (i = 0; argv[i] != NULL; i++)
-        free(argv[i]);
-    close(out[1]);
-    close(err[1]);
-    g->out_fd = out[0];
-    g->err_fd = err[0];
-    /* The first stdout line: "listening on HOST:PORT". */
-    while (n < sizeof line - 1 && tu_now_ms() < end) {
-        struct pollfd pfd[2] = {{g->out_fd, POLLIN, 0}, {g->err_fd, POLLIN, 0}};
-
-        if (poll(pfd, 2, (int)(end - tu_now_ms())) <= 0)
-            break;
-        if (pfd[1].revents)
-            (void)read_log(g, 0);
-        if (pfd[0].revents) {
-            ssize_t r = read(g->out_fd, line + n, 1);
-
-            if (r <= 0)
-                break;
-            if (line[n] == '\n')
-                break;
-            n++;
-        }
-    }
-    line[n] = '\0';
-    if (strncmp(line, "listening on ", 13) != 0 || n - 13 >= sizeof g->addr)
-        return 0;
-    memcpy(g->addr, line + 13, n - 13 + 1);
-    return 1;
-}
-
-/* Send sig (0: none) and wait for the exit; the exit status, or 128 + signal. */
-static int gw_finish(struct gwp *g, int sig)
-{
-    int st = 0;
-
-    if (g->pid <= 0)
-        return -1;
-    if (sig != 0)
-        kill(g->pid, sig);
-    while (read_log(g, 100) >= 0 && waitpid(g->pid, &st, WNOHANG) == 0) {
-    }
-    if (waitpid(g->pid, &st, 0) < 0 && errno != ECHILD) {
-        /* reaped above */
-    }
-    while (read_log(g, 0) > 0) {
-    }
-    close(g->out_fd);
-    close(g->err_fd);
-    g->pid = 0;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* ---- keys and files ------------------------------------------------------------ */
 
@@ -377,7 +92,7 @@ static void setup(void)
     int i;
 
     request_timeout = "3000";
-    program = "tools/mbsc-gateway";
+    gw_program = "tools/mbsc-gateway";
     snprintf(dir, sizeof dir, "/tmp/mbsc-gw-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     ck_assert_int_eq(mbsc_keypair_generate(&gw_kp), MBSC_OK);
@@ -394,7 +109,7 @@ static void setup(void)
     for (i = 0; i < N_MASTERS; i++)
         ck_assert_int_eq(mbsc_keypair_generate(&master_kp[i]), MBSC_OK);
     memset(&plc, 0, sizeof plc);
-    plc_start(&plc, 0);
+    ck_assert_int_eq(plc_start(&plc, 0), 0);
 }
 
 static void teardown(void)
@@ -610,7 +325,7 @@ START_TEST(t_plc_goes_away_and_comes_back)
     ck_assert_int_eq(r, -1);
     ck_assert_msg(errno == EMBXGPATH || errno == EMBXGTAR, "errno %d", errno);
     g.mark = g.log_len;
-    plc_start(&plc, port);
+    ck_assert_int_eq(plc_start(&plc, port), 0);
     ck_assert_msg(wait_log(&g, "connected"), "log: %s", g.log);
     ck_assert_int_eq(modbus_read_registers(m, 3, 1, &v), 1);
     ck_assert_uint_eq(v, 33);
@@ -922,7 +637,7 @@ START_TEST(t_secure_slave_policy_and_reload)
     modbus_t *alice, *bob;
     uint16_t v = 0;
 
-    program = "examples/secure_slave";
+    gw_program = "examples/secure_slave";
     two_masters_allowed("operator", "viewer");
     write_file("policy.txt", policy_text);
     ck_assert_msg(gw_spawn(&g, args), "secure_slave did not start: %s", g.log);
