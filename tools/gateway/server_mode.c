@@ -150,10 +150,15 @@ static void on_event(void *user, const struct mbsc_server_event *ev)
     case MBSC_SERVER_EVENT_CLOSED:
         gw_mux_forget(g->mux, ev->conn->id);
         m = find_master(g, ev->conn->id);
-        gw_log(GW_INFO, "master %s from %s disconnected: %s%s%s",
-               m != NULL ? m->name : ev->conn->peer_name, ev->conn->peer_address,
-               ev->error == MBSC_OK ? "closed" : mbsc_strerror(ev->error),
-               ev->detail != NULL ? ": " : "", ev->detail != NULL ? ev->detail : "");
+        if (ev->error == MBSC_OK)
+            gw_log(GW_INFO, "master %s from %s disconnected: %s",
+                   m != NULL ? m->name : ev->conn->peer_name, ev->conn->peer_address,
+                   ev->detail != NULL ? ev->detail : "closed");
+        else
+            gw_log(GW_INFO, "master %s from %s disconnected: %s%s%s",
+                   m != NULL ? m->name : ev->conn->peer_name, ev->conn->peer_address,
+                   mbsc_strerror(ev->error), ev->detail != NULL ? ": " : "",
+                   ev->detail != NULL ? ev->detail : "");
         if (m != NULL)
             *m = g->masters[--g->n_masters];
         break;
