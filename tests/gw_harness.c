@@ -85,7 +85,7 @@ int plc_start(struct plc *p, int port)
             return -1;
         pthread_mutex_init(&p->mu, NULL);
     }
-    p->ctx = modbus_new_tcp("127.0.0.1", port);
+    p->ctx = modbus_new_tcp(p->any_address ? NULL : "127.0.0.1", port);
     if (p->ctx == NULL)
         return -1;
     p->lfd = modbus_tcp_listen(p->ctx, 64);

@@ -35,9 +35,10 @@ struct plc {
     int accepts;           /* TCP connections accepted (under mu) */
     enum plc_fault fault;  /* under mu */
     unsigned served;       /* requests answered (under mu) */
+    int any_address;       /* listen on 0.0.0.0 instead of 127.0.0.1 */
 };
 
-/* Start on 127.0.0.1:port (0: any), keeping p->map if set; 0 or -1. */
+/* Start on 127.0.0.1:port (0: any; 0.0.0.0 with any_address), keeping p->map if set; 0 or -1. */
 int plc_start(struct plc *p, int port);
 /* Stop: listener and connection closed, as a PLC that is switched off. */
 void plc_stop(struct plc *p);
