@@ -343,6 +343,10 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
         eq = strchr(arg, '=');
         len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
         if (len == 6 && memcmp(arg, "config", 6) == 0) {
+            if (eq == NULL && i + 1 >= argc) {
+                gw_log(GW_ERR, "--config needs a file");
+                return GW_EX_USAGE;
+            }
             if (eq == NULL)
                 i++;
             continue;
