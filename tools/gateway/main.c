@@ -13,8 +13,8 @@
 
 #include <sodium.h>
 
-#include "config.h"
 #include "gw.h"
+#include "mbsc/version.h"
 
 int64_t gw_now_ns(void)
 {
@@ -53,7 +53,8 @@ int main(int argc, char **argv)
         return fflush(stdout) == 0 ? GW_EX_OK : GW_EX_FAILURE;
     }
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-        printf("%s %s\n", GW_PROG, PACKAGE_VERSION);
+        /* As the other programs: "NAME (mbsc) VERSION", the library's version. */
+        printf("%s (mbsc) %s\n", GW_PROG, mbsc_version());
         return fflush(stdout) == 0 ? GW_EX_OK : GW_EX_FAILURE;
     }
     if (argc < 2) {

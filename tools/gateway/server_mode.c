@@ -75,7 +75,7 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
     uint8_t code;
 
     if (len < GW_MBAP + 1 || len > GW_MAX_ADU || gw_adu_length(p) != len) {
-        /* DESIGN.md: an authenticated payload that is not an ADU ends the session. */
+        /* docs/protocol.md: an authenticated payload that is not an ADU ends the session. */
         (void)mbsc_server_close(srv, ci->id, MBSC_ERR_BAD_ADU,
                                 "the master sent a payload that is not a Modbus/TCP ADU");
         return;

@@ -327,7 +327,7 @@ static void session_deliver(struct gw_upstream *u)
         if (p == NULL)
             return;
         if (n > 0 && (n < GW_MBAP + 1 || n > GW_MAX_ADU || gw_adu_length(p) != n)) {
-            /* DESIGN.md: an authenticated payload that is not an ADU ends the session. */
+            /* docs/protocol.md: an authenticated payload that is not an ADU ends the session. */
             gw_upstream_reset(u, "the mbsc peer sent a payload that is not a Modbus/TCP ADU");
             return;
         }
