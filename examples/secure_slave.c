@@ -2,18 +2,24 @@
  * secure_slave - a Modbus/TCP slave (server) reachable only through mbsc.
  *
  *   secure_slave --listen HOST:PORT --key FILE --authorized FILE
- *                [--psk FILE] [--ciphers LIST] [--policy FILE] [--handshake-timeout MS]
+ *                [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]
  *                [--max-unconfirmed N] [--max-connections N]
  *                [--max-per-address N] [--idle-timeout MS] [--log-interval MS]
+ *                [--policy FILE]
  *
  * It serves one libmodbus mapping (SLAVE_ITEMS coils, discrete inputs,
  * holding registers and input registers, all zero at start) to any number
  * of masters at once, from one event loop (mbsc_modbus_server_run).  Only
  * masters whose public key is in the --authorized allow-list get through
- * the handshake; only authenticated requests reach libmodbus, and with
- * --policy only those the master's role may make (docs/policy.md; the
- * others are answered with exception 01 from the request hook).  The limits
+ * the handshake; only authenticated requests reach libmodbus.  The limits
  * that keep it serving under attack (mbsc/server.h) each have an option.
+ *
+ * With --policy, every request is checked against the master's role
+ * (mbsc/policy.h, docs/policy.md) before libmodbus sees it: a refused one
+ * is answered with exception 01 and logged.  SIGHUP re-reads the key, the
+ * PSK, the allow-list and the policy: new masters get in at once, a
+ * removed one is disconnected, a changed role applies to the next
+ * request, and a file with a bad line keeps the old configuration.
  *
  * Input register 0 counts the requests served (it wraps at 65536), so a
  * master can see the slave at work without any other application logic.
@@ -96,13 +102,16 @@ static const struct numeric_option numeric_options[] = {
  */
 static mbsc_modbus_server *volatile running_server;
 
+/* Set by SIGHUP: the loop stops, reloads and goes on. */
+static volatile sig_atomic_t reload_requested;
+
 static void usage(FILE *out)
 {
     fputs("usage: " PROG " --listen HOST:PORT --key FILE --authorized FILE\n"
-          "                    [--psk FILE] [--ciphers LIST] [--policy FILE]\n"
-          "                    [--handshake-timeout MS]\n"
+          "                    [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]\n"
           "                    [--max-unconfirmed N] [--max-connections N]\n"
           "                    [--max-per-address N] [--idle-timeout MS] [--log-interval MS]\n"
+          "                    [--policy FILE]\n"
           "       " PROG " --help | --version\n"
           "\n"
           "Serves Modbus/TCP through the mbsc secure channel: 1000 coils, discrete\n"
@@ -115,9 +124,6 @@ static void usage(FILE *out)
           "  --authorized FILE      allow-list: one '<public key> <name> [role]' per line\n"
           "  --psk FILE             pre-shared key, if the masters use one\n"
           "  --ciphers LIST         ciphers allowed, comma-separated (default: all)\n"
-          "  --policy FILE          what each role may do (docs/policy.md); refused\n"
-          "                         requests get exception 01 (default: no policy,\n"
-          "                         every listed master may do everything)\n"
           "  --handshake-timeout MS time a master has to finish the handshake,\n"
           "                         confirmation included (default 2000)\n"
           "  --max-unconfirmed N    connections not yet confirmed at once (default 64);\n"
@@ -130,10 +136,13 @@ static void usage(FILE *out)
           "                         (default 0: never)\n"
           "  --log-interval MS      at most one summary of refused connections per\n"
           "                         interval (default 10000)\n"
+          "  --policy FILE          roles to rights (docs/policy.md): requests the\n"
+          "                         master's role may not make get exception 01\n"
           "\n"
           "The first line on stdout is 'listening on HOST:PORT' with the real port.\n"
           "Connection events are logged on stderr.  SIGINT or SIGTERM stops the\n"
-          "slave (exit status 0).\n",
+          "slave (exit status 0).  SIGHUP re-reads the key, PSK, allow-list and\n"
+          "policy; a bad file keeps the old ones.\n",
           out);
 }
 
@@ -258,79 +267,19 @@ static void on_event(void *user, const struct mbsc_modbus_event *ev)
     }
 }
 
-/* ---- Roles and rights (--policy) ------------------------------------------ */
-
-struct policy_hook {
-    const mbsc_policy *policy;
-    long long window_start_ms; /* refusals are logged a few per window */
-    unsigned logged, unlogged;
-};
-
-#define REFUSALS_LOGGED_PER_WINDOW 5u
-#define REFUSAL_WINDOW_MS 10000
-
-/*
- * The request hook: the policy decides from the master's role (the
- * allow-list's third field).  A master that sends request after refused
- * request must not fill the log: a few lines per window, then a count.
- */
-static enum mbsc_modbus_verdict policy_hook(void *user, const struct mbsc_modbus_request *req,
-                                            uint8_t *exception_code,
-                                            uint8_t answer[MBSC_MODBUS_MAX_ADU],
-                                            size_t *answer_len)
-{
-    struct policy_hook *ph = user;
-    char why[256];
-    long long now = ex_now_ms();
-
-    (void)answer;
-    (void)answer_len;
-    if (mbsc_policy_check(ph->policy, req->peer_role, req->adu + 7, req->adu_len - 7, why,
-                          sizeof why) == MBSC_OK)
-        return MBSC_MODBUS_ALLOW;
-    if (now - ph->window_start_ms >= REFUSAL_WINDOW_MS) {
-        if (ph->unlogged > 0)
-            ex_msg("%u more requests refused by the policy", ph->unlogged);
-        ph->window_start_ms = now;
-        ph->logged = ph->unlogged = 0;
-    }
-    if (ph->logged < REFUSALS_LOGGED_PER_WINDOW) {
-        ph->logged++;
-        ex_msg("%s (%s) refused: %s", req->peer_address, req->peer_name, why);
-    } else {
-        ph->unlogged++;
-    }
-    *exception_code = MBSC_POLICY_REFUSAL_EXCEPTION;
-    return MBSC_MODBUS_REFUSE;
-}
-
-/* Roles of the allow-list that the policy does not name can do nothing: say so. */
-static void check_roles(const mbsc_policy *policy, const mbsc_allowlist *al, const char *path)
-{
-    size_t i;
-
-    for (i = 0; i < mbsc_allowlist_count(al); i++) {
-        const char *name = NULL, *role = NULL;
-
-        if (mbsc_allowlist_get(al, i, NULL, &name, &role) != MBSC_OK)
-            continue;
-        if (role == NULL)
-            ex_msg("warning: master %s has no role: the policy %s lets it do nothing", name, path);
-        else if (!mbsc_policy_has_role(policy, role))
-            ex_msg("warning: master %s has role %s, which the policy %s does not name: it may "
-                   "do nothing",
-                   name, role, path);
-    }
-}
-
 /* ---- Signals -------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_requested;
 
 static void on_stop_signal(int sig)
 {
     mbsc_modbus_server *srv = running_server;
     int saved = errno;
 
-    (void)sig;
+    if (sig == SIGHUP)
+        reload_requested = 1;
+    else
+        stop_requested = 1;
     if (srv != NULL)
         mbsc_modbus_server_stop(srv);
     errno = saved;
@@ -345,7 +294,8 @@ static int set_stop_handlers(void (*fn)(int))
     sigemptyset(&sa.sa_mask);
     /* No SA_RESTART: poll() in the loop returns EINTR at once. */
     sa.sa_flags = 0;
-    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
+    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
+        sigaction(SIGHUP, &sa, NULL) != 0)
         return -1;
     return 0;
 }
@@ -390,6 +340,153 @@ fail:
     return NULL;
 }
 
+/* ---- Roles and reload ------------------------------------------------------ */
+
+/* What a reload (SIGHUP) replaces: all of it, or nothing if a file is bad. */
+struct slave_state {
+    const struct options *o;
+    mbsc_allowlist *al;
+    mbsc_config *cfg;
+    mbsc_policy *policy; /* NULL without --policy */
+    /* A master that sends refused request after refused request must not
+     * fill the log: a few lines per window, then a count. */
+    long long refusal_window_ms;
+    unsigned refusals_logged, refusals_unlogged;
+    /* Replaced configs and lists: handshakes under way may still read them. */
+    mbsc_config **old_cfg;
+    mbsc_allowlist **old_al;
+    size_t n_old;
+};
+
+static void free_old(struct slave_state *st)
+{
+    size_t i;
+
+    for (i = 0; i < st->n_old; i++) {
+        mbsc_config_free(st->old_cfg[i]);
+        mbsc_allowlist_free(st->old_al[i]);
+    }
+    free(st->old_cfg);
+    free(st->old_al);
+    st->old_cfg = NULL;
+    st->old_al = NULL;
+    st->n_old = 0;
+}
+
+#define REFUSALS_LOGGED_PER_WINDOW 5u
+#define REFUSAL_WINDOW_MS 10000
+
+/* The request hook: the master's role against the policy, before libmodbus. */
+static enum mbsc_modbus_verdict policy_hook(void *user, const struct mbsc_modbus_request *req,
+                                            uint8_t *exception_code,
+                                            uint8_t answer[MBSC_MODBUS_MAX_ADU],
+                                            size_t *answer_len)
+{
+    struct slave_state *st = user;
+    char why[256];
+    long long now;
+
+    (void)answer;
+    (void)answer_len;
+    if (st->policy == NULL ||
+        mbsc_policy_check(st->policy, req->peer_role, req->adu + 7, req->adu_len - 7, why,
+                          sizeof why) == MBSC_OK)
+        return MBSC_MODBUS_ALLOW;
+    now = ex_now_ms();
+    if (now - st->refusal_window_ms >= REFUSAL_WINDOW_MS) {
+        if (st->refusals_unlogged > 0)
+            ex_msg("%u more requests refused by the policy", st->refusals_unlogged);
+        st->refusal_window_ms = now;
+        st->refusals_logged = st->refusals_unlogged = 0;
+    }
+    if (st->refusals_logged < REFUSALS_LOGGED_PER_WINDOW) {
+        st->refusals_logged++;
+        ex_msg("%s (%s) refused: function 0x%02x address %u: %s", req->peer_address,
+               req->peer_name, req->function,
+               req->adu_len >= 10 ? (unsigned)req->adu[8] << 8 | req->adu[9] : 0u, why);
+    } else {
+        st->refusals_unlogged++;
+    }
+    *exception_code = MBSC_POLICY_REFUSAL_EXCEPTION;
+    return MBSC_MODBUS_REFUSE;
+}
+
+/* Roles of the allow-list that the policy does not name can do nothing: say so. */
+static void warn_powerless_masters(const mbsc_policy *policy, const mbsc_allowlist *al,
+                                   const char *path)
+{
+    size_t i;
+
+    for (i = 0; policy != NULL && i < mbsc_allowlist_count(al); i++) {
+        const char *name = NULL, *role = NULL;
+
+        if (mbsc_allowlist_get(al, i, NULL, &name, &role) != MBSC_OK)
+            continue;
+        if (role == NULL)
+            ex_msg("warning: master %s has no role: the policy %s lets it do nothing", name, path);
+        else if (!mbsc_policy_has_role(policy, role))
+            ex_msg("warning: master %s has role %s, which the policy %s does not name: it may "
+                   "do nothing",
+                   name, role, path);
+    }
+}
+
+static int load_policy(const struct options *o, mbsc_policy **policy)
+{
+    char why[EX_WHY_SIZE];
+
+    *policy = NULL;
+    if (o->policy == NULL)
+        return 0;
+    if (mbsc_policy_load(policy, o->policy, why, sizeof why) != MBSC_OK) {
+        ex_msg("%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* SIGHUP: every file again; the server takes the new config if all loaded. */
+static void reload(struct slave_state *st, mbsc_modbus_server *srv)
+{
+    mbsc_server *core = mbsc_modbus_server_core(srv);
+    mbsc_allowlist *al = NULL, **nal;
+    mbsc_policy *policy = NULL;
+    mbsc_config *cfg = NULL, **ncfg;
+    struct mbsc_server_stats stats;
+    char why[EX_WHY_SIZE];
+    int closed;
+
+    mbsc_server_get_stats(core, &stats);
+    if (stats.unconfirmed == 0)
+        free_old(st);
+    nal = realloc(st->old_al, (st->n_old + 1) * sizeof *nal);
+    if (nal != NULL)
+        st->old_al = nal;
+    ncfg = realloc(st->old_cfg, (st->n_old + 1) * sizeof *ncfg);
+    if (ncfg != NULL)
+        st->old_cfg = ncfg;
+    if (nal == NULL || ncfg == NULL || load_allowlist(st->o, &al) != 0 ||
+        load_policy(st->o, &policy) != 0 || (cfg = make_config(st->o, al)) == NULL ||
+        mbsc_server_set_config(core, cfg, why, sizeof why) != MBSC_OK) {
+        ex_msg("reload failed: the old configuration stays in force");
+        mbsc_config_free(cfg);
+        mbsc_allowlist_free(al);
+        mbsc_policy_free(policy);
+        return;
+    }
+    st->old_cfg[st->n_old] = st->cfg;
+    st->old_al[st->n_old++] = st->al;
+    st->cfg = cfg;
+    st->al = al;
+    mbsc_policy_free(st->policy); /* only used inside the hook, in this thread */
+    st->policy = policy;
+    warn_powerless_masters(policy, al, st->o->policy);
+    closed = mbsc_server_apply_allowlist(core, al);
+    ex_msg("reloaded: %zu masters in %s%s%s, %d disconnected", mbsc_allowlist_count(al),
+           st->o->authorized, policy != NULL ? ", policy " : "",
+           policy != NULL ? st->o->policy : "", closed > 0 ? closed : 0);
+}
+
 /* The server limits given on the command line; -1 if one is refused. */
 static int apply_limits(const struct options *o, mbsc_server *core)
 {
@@ -414,10 +511,9 @@ static int apply_limits(const struct options *o, mbsc_server *core)
 }
 
 /* Serve until a stop signal; returns the exit status. */
-static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *map,
-                 const mbsc_policy *policy)
+static int serve(const struct options *o, struct slave_state *st, modbus_mapping_t *map)
 {
-    struct policy_hook ph;
+    mbsc_config *cfg = st->cfg;
     char why[EX_WHY_SIZE], addr[MBSC_ADDRSTRLEN];
     mbsc_modbus_server *srv = NULL;
     int rc;
@@ -427,12 +523,7 @@ static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *ma
         return EX_FAILURE;
     }
     mbsc_modbus_server_set_event_fn(srv, on_event, map);
-    if (policy != NULL) {
-        memset(&ph, 0, sizeof ph);
-        ph.policy = policy;
-        ph.window_start_ms = ex_now_ms();
-        mbsc_modbus_server_set_request_hook(srv, policy_hook, &ph);
-    }
+    mbsc_modbus_server_set_request_hook(srv, policy_hook, st);
     if (apply_limits(o, mbsc_modbus_server_core(srv)) != 0) {
         mbsc_modbus_server_free(srv);
         return EX_FAILURE;
@@ -454,7 +545,13 @@ static int serve(const struct options *o, mbsc_config *cfg, modbus_mapping_t *ma
     if (printf("listening on %s\n", addr) < 0 || fflush(stdout) == EOF)
         ex_msg("warning: cannot write to standard output: %s", strerror(errno));
 
-    rc = mbsc_modbus_server_run(srv);
+    for (;;) {
+        rc = mbsc_modbus_server_run(srv);
+        if (rc != MBSC_OK || stop_requested || !reload_requested)
+            break;
+        reload_requested = 0;
+        reload(st, srv);
+    }
     if (rc != MBSC_OK) {
         ex_msg("server stopped: %s", mbsc_strerror(rc));
         rc = EX_FAILURE;
@@ -471,9 +568,7 @@ out:
 int main(int argc, char **argv)
 {
     struct options o;
-    mbsc_allowlist *al = NULL;
-    mbsc_policy *policy = NULL;
-    mbsc_config *cfg = NULL;
+    struct slave_state st;
     modbus_mapping_t *map = NULL;
     int rc;
 
@@ -486,20 +581,17 @@ int main(int argc, char **argv)
         ex_msg("cannot initialise libsodium");
         return EX_FAILURE;
     }
-    if (load_allowlist(&o, &al) != 0)
+    memset(&st, 0, sizeof st);
+    st.o = &o;
+    if (load_allowlist(&o, &st.al) != 0)
         return EX_FAILURE;
     rc = EX_FAILURE;
-    if (o.policy != NULL) {
-        char why[EX_WHY_SIZE];
-
-        if (mbsc_policy_load(&policy, o.policy, why, sizeof why) != MBSC_OK) {
-            ex_msg("%s", why);
-            goto out;
-        }
-        check_roles(policy, al, o.policy);
-    }
-    cfg = make_config(&o, al);
-    if (cfg == NULL)
+    if (load_policy(&o, &st.policy) != 0)
+        goto out;
+    warn_powerless_masters(st.policy, st.al, o.policy);
+    st.refusal_window_ms = ex_now_ms();
+    st.cfg = make_config(&o, st.al);
+    if (st.cfg == NULL)
         goto out;
     /* modbus_mapping_new zero-fills every table. */
     map = modbus_mapping_new(SLAVE_ITEMS, SLAVE_ITEMS, SLAVE_ITEMS, SLAVE_ITEMS);
@@ -507,11 +599,12 @@ int main(int argc, char **argv)
         ex_msg("modbus_mapping_new: %s", modbus_strerror(errno));
         goto out;
     }
-    rc = serve(&o, cfg, map, policy);
+    rc = serve(&o, &st, map);
 out:
-    mbsc_policy_free(policy);
     modbus_mapping_free(map);
-    mbsc_config_free(cfg); /* before the allow-list it borrows */
-    mbsc_allowlist_free(al);
+    mbsc_config_free(st.cfg); /* before the allow-list it borrows */
+    mbsc_allowlist_free(st.al);
+    mbsc_policy_free(st.policy);
+    free_old(&st);
     return rc;
 }

@@ -25,7 +25,11 @@
 #   6. control: the same FC16 request sent in clear (bash /dev/tcp) and
 #      captured the same way must be detected, proving the search can fail;
 #   7. a master aimed at an address nobody answers gives up at --timeout;
-#   8. the slave must exit 0 on SIGTERM.
+#   8. the slave must exit 0 on SIGTERM;
+#   9. a third host, a plain Modbus/TCP PLC (tests/plain-plc) behind
+#      mbsc-gateway on the slave's host: the master writes and reads the
+#      PLC's registers through the gateway, and the capture between master
+#      and gateway must not hold them in clear either; the gateway exits 0.
 # Namespaces, processes and files are removed on every exit (trap).
 
 set -u
@@ -46,7 +50,9 @@ case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 slave_bin=$build/examples/secure_slave
 master_bin=$build/examples/secure_master
 keygen_bin=$build/tools/mbsc-keygen
-for p in "$slave_bin" "$master_bin" "$keygen_bin"; do
+gateway_bin=$build/tools/mbsc-gateway
+plc_bin=$build/tests/plain-plc
+for p in "$slave_bin" "$master_bin" "$keygen_bin" "$gateway_bin" "$plc_bin"; do
     [ -x "$p" ] || die "$p is not built (run make first)"
 done
 read -r -a runner <<<"${TEST_RUNNER:-}" # a command prefix, e.g. "qemu-aarch64 -L /"
@@ -59,8 +65,11 @@ command -v tcpdump >/dev/null 2>&1 || skip "no tcpdump"
 id=$$
 ns_s=mbsc-s-$id
 ns_m=mbsc-m-$id
+ns_p=mbsc-p-$id # the PLC behind the gateway (step 9)
 veth_s=mbscs$id # interface names: at most 15 characters
 veth_m=mbscm$id
+veth_g=mbscg$id # gateway side of the PLC's link
+veth_p=mbscp$id
 net=10.$(((id >> 8) & 255)).$((id & 255))
 ip_s=$net.1
 ip_m=$net.2
@@ -70,8 +79,12 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/mbsc-two-hosts.XXXXXX") || die "mktemp failed"
 made_s=
 made_m=
 made_veth=
+made_p=
+made_veth_p=
 slave_pid=
 tcpdump_pid=
+gateway_pid=
+plc_pid=
 
 stop_pid() { # stop_pid PID: TERM, then wait (our own child)
     [ -n "$1" ] || return 0
@@ -81,8 +94,10 @@ stop_pid() { # stop_pid PID: TERM, then wait (our own child)
 cleanup() {
     stop_pid "$tcpdump_pid"
     stop_pid "$slave_pid"
+    stop_pid "$gateway_pid"
+    stop_pid "$plc_pid"
     local ns pid
-    for ns in ${made_s:+"$ns_s"} ${made_m:+"$ns_m"}; do
+    for ns in ${made_s:+"$ns_s"} ${made_m:+"$ns_m"} ${made_p:+"$ns_p"}; do
         # Anything still inside is ours: these namespaces exist only for this run.
         for pid in $(ip netns pids "$ns" 2>/dev/null); do
             kill "$pid" 2>/dev/null
@@ -92,6 +107,7 @@ cleanup() {
     # Deleting a namespace deletes the veth end inside it; this catches a pair
     # that was made but not yet moved.
     [ -z "$made_veth" ] || ip link del "$veth_s" 2>/dev/null
+    [ -z "$made_veth_p" ] || ip link del "$veth_g" 2>/dev/null
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -261,5 +277,73 @@ n=$(grep -c ' connected as plc-master ' slave.log)
 [ "$n" -eq ${#ciphers[@]} ] || die "slave log: $n connections, expected ${#ciphers[@]}: $(cat slave.log)"
 note "slave log:"
 sed 's/^/    /' slave.log
+
+# --- 9. a plain PLC behind mbsc-gateway on a third host ------------------------
+# PLC host 192.168.77.2 <-veth-> 192.168.77.1 on the slave's host, where the
+# gateway listens on the master's side ($ip_s) and forwards in plaintext.
+# The PLC has 100 registers of each kind: the values go to 10..17.
+ip netns add "$ns_p" 2>"$dir/ip.err" || die "cannot create a third namespace: $(cat "$dir/ip.err")"
+made_p=1
+ip link add "$veth_g" type veth peer name "$veth_p" 2>"$dir/ip.err" ||
+    die "cannot create the PLC's veth pair: $(cat "$dir/ip.err")"
+made_veth_p=1
+ip link set "$veth_g" netns "$ns_s" && ip link set "$veth_p" netns "$ns_p" ||
+    die "cannot move the PLC's veth ends into the namespaces"
+made_veth_p=
+for side in "$ns_s $veth_g 192.168.77.1" "$ns_p $veth_p 192.168.77.2"; do
+    read -r ns veth addr <<<"$side"
+    ip -n "$ns" addr add "$addr/24" dev "$veth" &&
+        ip -n "$ns" link set "$veth" up &&
+        ip -n "$ns" link set lo up || die "cannot configure $veth in $ns"
+done
+note "PLC    host: netns $ns_p, $veth_p 192.168.77.2/24, behind the gateway on $ns_s"
+
+mkfifo plc.out gateway.out || die "mkfifo failed"
+ip netns exec "$ns_p" "${runner[@]}" "$plc_bin" --port 0 >plc.out 2>plc.log &
+plc_pid=$!
+exec 3<plc.out
+IFS= read -r line <&3 || line=
+exec 3<&-
+case $line in
+"listening on "[1-9]*) plc_port=${line##* } ;;
+*) die "the PLC did not start: '$line' $(cat plc.log)" ;;
+esac
+printf '%s plc-master operator\n' "$(cat master.key.pub)" >authorized
+printf 'operator read-write holding-registers 0-199\n' >roles.policy
+ip netns exec "$ns_s" "${runner[@]}" "$gateway_bin" server --listen "$ip_s:0" \
+    --upstream "192.168.77.2:$plc_port" --key slave.key --authorized authorized \
+    --psk site.psk --policy roles.policy >gateway.out 2>gateway.log &
+gateway_pid=$!
+exec 3<gateway.out
+IFS= read -r line <&3 || line=
+exec 3<&-
+case $line in
+"listening on $ip_s:"[1-9]*) port=${line##*:} ;;
+*) die "the gateway did not start: '$line' $(cat gateway.log)" ;;
+esac
+note "PLC on 192.168.77.2:$plc_port, gateway listening on $ip_s:$port"
+
+start_capture gateway.pcap
+ip netns exec "$ns_m" "${runner[@]}" "$master_bin" --connect "$ip_s:$port" \
+    --key master.key --peer slave.key.pub --psk site.psk \
+    --write-registers "10=$csv" --read-registers 10:8 >out 2>err ||
+    die "through the gateway: secure_master failed: $(cat err) $(cat gateway.log)"
+[ "$(cat out)" = "10:$dec" ] || die "through the gateway: read back '$(cat out)', expected '10:$dec'"
+stop_capture gateway.pcap 1
+packets=$(tcpdump -r gateway.pcap -nn 2>/dev/null | wc -l)
+[ "$packets" -ge 8 ] || die "gateway.pcap has only $packets packets: the capture missed the exchange"
+found=$(leaks gateway.pcap)
+[ -z "$found" ] || die "register values in clear between master and gateway: $found"
+note "master -> gateway -> PLC: wrote and read back 8 registers; capture master-gateway:" \
+    "$packets packets, no register value in clear"
+kill -TERM "$gateway_pid"
+wait "$gateway_pid"
+st=$?
+gateway_pid=
+[ "$st" -eq 0 ] || die "the gateway exited with status $st after SIGTERM: $(cat gateway.log)"
+grep -q 'master plc-master (role operator) connected' gateway.log ||
+    die "gateway log: no connection of plc-master: $(cat gateway.log)"
+note "gateway log:"
+sed 's/^/    /' gateway.log
 note "PASS"
 exit 0

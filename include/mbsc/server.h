@@ -210,6 +210,40 @@ MBSC_API void mbsc_server_stop(mbsc_server *srv);
 
 MBSC_API void mbsc_server_get_stats(const mbsc_server *srv, struct mbsc_server_stats *st);
 
+/*
+ * Make new connections use cfg (MBSC_ROLE_SLAVE, complete; borrowed like
+ * the first one) from now on, e.g. after the allow-list, the PSK or the
+ * key was re-read.  Connections already open keep the sessions they have;
+ * sessions still in their handshake may read the old config's allow-list,
+ * so keep the old config and allow-list alive until
+ * mbsc_server_get_stats() shows no unconfirmed connection (or until
+ * mbsc_server_free()).  MBSC_OK, MBSC_ERR_INVALID_ARG, or the error of a
+ * config that cannot make sessions (the server then keeps the old one).
+ */
+MBSC_API MBSC_WUR int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg,
+                                             char *why, size_t why_len);
+
+/*
+ * The authenticated static public key of confirmed connection conn, so
+ * that an application can look it up again in a re-read allow-list.
+ * MBSC_OK, MBSC_ERR_PEER_CLOSED if conn is gone, MBSC_ERR_STATE if it is
+ * not confirmed yet, MBSC_ERR_INVALID_ARG.
+ */
+MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_conn_id conn,
+                                         uint8_t public_key[MBSC_KEY_BYTES]);
+
+/*
+ * After a reload: hold every confirmed connection against the allow-list
+ * al (normally the one of the config just given to
+ * mbsc_server_set_config).  A master whose key al no longer lists is
+ * closed (a CLOSED event with MBSC_ERR_UNKNOWN_PEER); the others take the
+ * name and role al gives them now, which the request callback sees from
+ * their next request on.  Connections still in their handshake are left
+ * to finish it against the config they started with.  Returns the number
+ * of connections closed, or MBSC_ERR_INVALID_ARG.
+ */
+MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist *al);
+
 #ifdef __cplusplus
 }
 #endif

@@ -584,3 +584,62 @@ MBSC_API void mbsc_server_free(mbsc_server *srv)
     mbsc_wipe(srv, sizeof *srv);
     free(srv);
 }
+
+MBSC_API int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg, char *why,
+                                    size_t why_len)
+{
+    int r;
+
+    mbsc_why(why, why_len, "%s", "");
+    if (srv == NULL || cfg == NULL || mbsc_config_role(cfg) != MBSC_ROLE_SLAVE) {
+        mbsc_why(why, why_len, "mbsc_server_set_config: needs a server and a slave's config");
+        return MBSC_ERR_INVALID_ARG;
+    }
+    r = check_config(cfg, why, why_len);
+    if (r == MBSC_OK)
+        srv->cfg = cfg;
+    return r;
+}
+
+MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_conn_id conn,
+                                         uint8_t public_key[MBSC_KEY_BYTES])
+{
+    const struct srv_conn *c;
+
+    if (srv == NULL || public_key == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    c = srv_lookup(srv, conn);
+    if (c == NULL)
+        return MBSC_ERR_PEER_CLOSED;
+    if (!c->confirmed)
+        return MBSC_ERR_STATE;
+    return mbsc_session_peer_public_key(c->s, public_key) == MBSC_OK ? MBSC_OK : MBSC_ERR_STATE;
+}
+
+MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist *al)
+{
+    struct srv_conn *c, *next;
+    int closed = 0;
+
+    if (srv == NULL || al == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    for (c = srv->confirmed.head; c != NULL; c = next) {
+        uint8_t key[MBSC_KEY_BYTES];
+        const char *name = NULL, *role = NULL;
+
+        next = c->next; /* closing c takes it off the list */
+        if (c->fd < 0 || mbsc_session_peer_public_key(c->s, key) != MBSC_OK)
+            continue;
+        if (mbsc_allowlist_find(al, key, &name, &role) < 0) {
+            srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
+                         REFUSED_OTHER);
+            closed++;
+            continue;
+        }
+        snprintf(c->name, sizeof c->name, "%s", name);
+        snprintf(c->role, sizeof c->role, "%s", role != NULL ? role : "");
+        c->info.peer_name = c->name;
+        c->info.peer_role = role != NULL ? c->role : NULL;
+    }
+    return closed;
+}

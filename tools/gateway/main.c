@@ -1,0 +1,78 @@
+/*
+ * mbsc-gateway - secure Modbus in front of unmodified PLCs and SCADA hosts.
+ *
+ *   mbsc-gateway server ...   mbsc masters in, plain Modbus/TCP to a PLC out
+ *   mbsc-gateway client ...   plain Modbus/TCP clients in, one mbsc session out
+ *
+ * Every option is described by --help (options.c) and in docs/gateway.md;
+ * gw.h lists the files and what each does.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "gw.h"
+#include "mbsc/version.h"
+
+int64_t gw_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int gw_ms_until(int64_t at_ns, int64_t now_ns)
+{
+    int64_t ms;
+
+    if (at_ns <= now_ns)
+        return 0;
+    ms = (at_ns - now_ns + 999999) / 1000000;
+    return ms > 3600000 ? 3600000 : (int)ms;
+}
+
+int gw_min_timeout(int a, int b)
+{
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return a < b ? a : b;
+}
+
+int main(int argc, char **argv)
+{
+    struct gw_options o;
+    int rc;
+
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        gw_usage(stdout);
+        return fflush(stdout) == 0 ? GW_EX_OK : GW_EX_FAILURE;
+    }
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        /* As the other programs: "NAME (mbsc) VERSION", the library's version. */
+        printf("%s (mbsc) %s\n", GW_PROG, mbsc_version());
+        return fflush(stdout) == 0 ? GW_EX_OK : GW_EX_FAILURE;
+    }
+    if (argc < 2) {
+        gw_usage(stderr);
+        return GW_EX_USAGE;
+    }
+    if (sodium_init() < 0) {
+        gw_log(GW_ERR, "libsodium failed to initialise");
+        return GW_EX_FAILURE;
+    }
+    gw_options_init(&o);
+    rc = gw_options_parse(&o, argc, argv);
+    if (rc < 0) {
+        if (gw_signals_init() != 0)
+            rc = GW_EX_FAILURE;
+        else
+            rc = o.mode == GW_MODE_SERVER ? gw_server_mode(&o) : gw_client_mode(&o);
+    }
+    gw_options_free(&o);
+    return rc;
+}

@@ -1,0 +1,455 @@
+/*
+ * options.c - the gateway's settings, from the command line and from a
+ * configuration file.
+ *
+ * Every option has the same name in both: "--request-timeout 500" on the
+ * command line is "request-timeout = 500" in the file (docs/gateway.md).
+ * The file is read first, then the command line overrides it.  The file
+ * may also say "mode = server" or "mode = client", so that a service can
+ * run "mbsc-gateway --config FILE" alone.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gw.h"
+
+#define CONFIG_MAX_BYTES (64u * 1024u)
+#define LINE_MAX_BYTES   1024u
+
+enum kind { STRING, NUMBER, FLAG, CIPHER };
+
+/* Which modes an option belongs to. */
+#define M_SERVER 1u
+#define M_CLIENT 2u
+#define M_BOTH   3u
+
+struct option_def {
+    const char *name;
+    enum kind kind;
+    size_t offset;
+    unsigned modes;
+    unsigned long min, max;
+};
+
+#define S(field) offsetof(struct gw_options, field)
+static const struct option_def defs[] = {
+    {"listen", STRING, S(listen), M_BOTH, 0, 0},
+    {"upstream", STRING, S(upstream), M_BOTH, 0, 0},
+    {"key", STRING, S(key), M_BOTH, 0, 0},
+    {"authorized", STRING, S(authorized), M_SERVER, 0, 0},
+    {"peer", STRING, S(peer), M_CLIENT, 0, 0},
+    {"psk", STRING, S(psk), M_BOTH, 0, 0},
+    {"ciphers", STRING, S(ciphers), M_BOTH, 0, 0},
+    {"cipher", CIPHER, S(ciphers), M_CLIENT, 0, 0},
+    {"policy", STRING, S(policy), M_SERVER, 0, 0},
+    {"allow-remote-plaintext", FLAG, S(allow_remote_plaintext), M_CLIENT, 0, 1},
+    {"max-in-flight", NUMBER, S(max_in_flight), M_BOTH, 1, 64},
+    {"max-queue", NUMBER, S(max_queue), M_BOTH, 1, 1024},
+    {"request-timeout", NUMBER, S(request_timeout_ms), M_BOTH, 1, 3600000},
+    {"connect-timeout", NUMBER, S(connect_timeout_ms), M_BOTH, 1, 3600000},
+    {"reconnect-max", NUMBER, S(reconnect_max_ms), M_BOTH, 100, 3600000},
+    {"handshake-timeout", NUMBER, S(handshake_timeout_ms), M_SERVER, 1, 3600000},
+    {"max-connections", NUMBER, S(max_connections), M_BOTH, 1, 1000000},
+    {"drain-timeout", NUMBER, S(drain_ms), M_BOTH, 0, 3600000},
+};
+#undef S
+
+void gw_options_init(struct gw_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_in_flight = 1;
+    o->max_queue = 16;
+    o->request_timeout_ms = 1000;
+    o->connect_timeout_ms = 3000;
+    o->reconnect_max_ms = 5000;
+    o->drain_ms = 2000;
+}
+
+void gw_options_free(struct gw_options *o)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        if (defs[i].kind == STRING) {
+            char **p = (char **)(void *)((char *)o + defs[i].offset);
+
+            free(*p);
+            *p = NULL;
+        }
+    free(o->config);
+    o->config = NULL;
+}
+
+static const struct option_def *find_def(const char *name, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        if (strlen(defs[i].name) == len && memcmp(defs[i].name, name, len) == 0)
+            return &defs[i];
+    return NULL;
+}
+
+/* Strict unsigned decimal: no sign, no spaces, no octal surprise. */
+static int parse_number(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+    unsigned long v = 0;
+
+    if (*s == '\0')
+        return -1;
+    for (; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || v > (max - (unsigned long)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (unsigned long)(*s - '0');
+    }
+    if (v < min)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Set one option; where names the place for messages ("--listen", "gw.conf:3"). */
+static int set_option(struct gw_options *o, const struct option_def *d, const char *value,
+                      const char *where)
+{
+    char *p = (char *)o + d->offset;
+
+    switch (d->kind) {
+    case STRING:
+    case CIPHER:
+        if (value == NULL || value[0] == '\0') {
+            gw_log(GW_ERR, "%s: %s needs a value", where, d->name);
+            return -1;
+        }
+        if (d->kind == CIPHER && strchr(value, ',') != NULL) {
+            gw_log(GW_ERR, "%s: cipher takes one name; use ciphers for a list", where);
+            return -1;
+        }
+        free(*(char **)(void *)p);
+        *(char **)(void *)p = strdup(value);
+        if (*(char **)(void *)p == NULL) {
+            gw_log(GW_ERR, "out of memory");
+            return -1;
+        }
+        return 0;
+    case FLAG:
+        if (value == NULL || strcmp(value, "yes") == 0 || strcmp(value, "true") == 0 ||
+            strcmp(value, "1") == 0) {
+            *(int *)(void *)p = 1;
+        } else if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0 ||
+                   strcmp(value, "0") == 0) {
+            *(int *)(void *)p = 0;
+        } else {
+            gw_log(GW_ERR, "%s: %s is yes or no, not '%s'", where, d->name, value);
+            return -1;
+        }
+        return 0;
+    case NUMBER:
+        if (value == NULL ||
+            parse_number(value, d->min, d->max, (unsigned long *)(void *)p) != 0) {
+            gw_log(GW_ERR, "%s: %s must be a number from %lu to %lu, not '%s'", where, d->name,
+                   d->min, d->max, value != NULL ? value : "");
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+static int set_mode(struct gw_options *o, const char *value, const char *where)
+{
+    if (strcmp(value, "server") == 0)
+        o->mode = GW_MODE_SERVER;
+    else if (strcmp(value, "client") == 0)
+        o->mode = GW_MODE_CLIENT;
+    else {
+        gw_log(GW_ERR, "%s: mode is server or client, not '%s'", where, value);
+        return -1;
+    }
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+/* Read the config file: "key = value" lines, '#' comments, blank lines. */
+static int read_config(struct gw_options *o, const char *path)
+{
+    char line[LINE_MAX_BYTES + 2], where[4096 + 32];
+    unsigned lineno = 0;
+    struct stat st;
+    FILE *f = fopen(path, "r");
+    int rc = 0;
+
+    if (f == NULL) {
+        gw_log(GW_ERR, "cannot read the configuration %s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* It names key files and the policy: whoever may change it may change them. */
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 022) != 0 ||
+        st.st_size > (off_t)CONFIG_MAX_BYTES) {
+        gw_log(GW_ERR, "%s: must be a regular file of at most %u bytes that group and others "
+                       "cannot write (chmod go-w %s)",
+               path, CONFIG_MAX_BYTES, path);
+        fclose(f);
+        return -1;
+    }
+    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+        char *hash, *eq, *key, *value;
+        const struct option_def *d;
+
+        lineno++;
+        snprintf(where, sizeof where, "%s:%u", path, lineno);
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            gw_log(GW_ERR, "%s: line longer than %u bytes", where, LINE_MAX_BYTES);
+            rc = -1;
+            break;
+        }
+        line[strcspn(line, "\n")] = '\0';
+        hash = strchr(line, '#');
+        if (hash != NULL)
+            *hash = '\0';
+        key = trim(line);
+        if (*key == '\0')
+            continue;
+        eq = strchr(key, '=');
+        if (eq == NULL) {
+            gw_log(GW_ERR, "%s: expected 'key = value', got '%s'", where, key);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        value = trim(eq + 1);
+        key = trim(key);
+        if (strcmp(key, "mode") == 0) {
+            rc = set_mode(o, value, where);
+            continue;
+        }
+        d = find_def(key, strlen(key));
+        if (d == NULL) {
+            gw_log(GW_ERR, "%s: unknown setting '%s' (see mbsc-gateway --help)", where, key);
+            rc = -1;
+            break;
+        }
+        rc = set_option(o, d, value, where);
+    }
+    if (rc == 0 && ferror(f)) {
+        gw_log(GW_ERR, "cannot read %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Is every address hostport resolves to a loopback one? */
+static int loopback_only(const char *hostport)
+{
+    char host[256], port[8];
+
+    if (mbsc_parse_hostport(hostport, host, sizeof host, port, sizeof port) != MBSC_OK)
+        return 0;
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0;
+}
+
+static int check_hostport(const char *name, const char *value)
+{
+    char host[256], port[8];
+    unsigned long n;
+
+    if (mbsc_parse_hostport(value, host, sizeof host, port, sizeof port) != MBSC_OK ||
+        parse_number(port, 0, 65535, &n) != 0) {
+        gw_log(GW_ERR, "%s '%s' is not HOST:PORT or [V6ADDR]:PORT", name, value);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_required(const struct gw_options *o)
+{
+    int server = o->mode == GW_MODE_SERVER;
+    const char *missing = o->listen == NULL     ? "listen"
+                          : o->upstream == NULL ? "upstream"
+                          : o->key == NULL      ? "key"
+                          : server && o->authorized == NULL ? "authorized"
+                          : !server && o->peer == NULL      ? "peer"
+                                                            : NULL;
+
+    if (missing != NULL) {
+        gw_log(GW_ERR, "%s mode needs --%s (see mbsc-gateway --help)",
+               server ? "server" : "client", missing);
+        return -1;
+    }
+    if (check_hostport("listen", o->listen) != 0 || check_hostport("upstream", o->upstream) != 0)
+        return -1;
+    if (!server && !o->allow_remote_plaintext && !loopback_only(o->listen)) {
+        gw_log(GW_ERR, "client mode would accept plaintext Modbus on %s, which is not a "
+                       "loopback address: listen on 127.0.0.1 or [::1], or give "
+                       "--allow-remote-plaintext if the network to the clients is trusted",
+               o->listen);
+        return -1;
+    }
+    return 0;
+}
+
+int gw_options_parse(struct gw_options *o, int argc, char **argv)
+{
+    int i, first = 1;
+
+    if (argc > 1 && argv[1][0] != '-') {
+        if (set_mode(o, argv[1], "command line") != 0)
+            return GW_EX_USAGE;
+        first = 2;
+    }
+    /* The file first, wherever --config stands, so that the command line wins. */
+    for (i = first; i < argc; i++) {
+        const char *v = NULL;
+
+        if (strncmp(argv[i], "--config=", 9) == 0)
+            v = argv[i] + 9;
+        else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            v = argv[i + 1];
+        if (v != NULL) {
+            free(o->config);
+            o->config = strdup(v);
+            if (o->config == NULL || read_config(o, v) != 0)
+                return GW_EX_USAGE;
+        }
+    }
+    for (i = first; i < argc; i++) {
+        const char *arg = argv[i], *eq, *value = NULL;
+        const struct option_def *d;
+        size_t len;
+
+        if (strncmp(arg, "--", 2) != 0) {
+            gw_log(GW_ERR, "unexpected argument '%s' (see mbsc-gateway --help)", arg);
+            return GW_EX_USAGE;
+        }
+        arg += 2;
+        eq = strchr(arg, '=');
+        len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+        if (len == 6 && memcmp(arg, "config", 6) == 0) {
+            if (eq == NULL && i + 1 >= argc) {
+                gw_log(GW_ERR, "--config needs a file");
+                return GW_EX_USAGE;
+            }
+            if (eq == NULL)
+                i++;
+            continue;
+        }
+        if (len == 7 && memcmp(arg, "verbose", 7) == 0) {
+            gw_log_set_verbose(1);
+            continue;
+        }
+        d = find_def(arg, len);
+        if (d == NULL) {
+            gw_log(GW_ERR, "unknown option '%s' (see mbsc-gateway --help)", argv[i]);
+            return GW_EX_USAGE;
+        }
+        if (eq != NULL)
+            value = eq + 1;
+        else if (d->kind != FLAG) {
+            if (i + 1 >= argc) {
+                gw_log(GW_ERR, "--%s needs a value", d->name);
+                return GW_EX_USAGE;
+            }
+            value = argv[++i];
+        }
+        if (set_option(o, d, value, "command line") != 0)
+            return GW_EX_USAGE;
+    }
+    if (o->mode == GW_MODE_NONE) {
+        gw_log(GW_ERR, "say which mode: mbsc-gateway server ... or mbsc-gateway client ... "
+                       "(or mode = ... in the --config file)");
+        return GW_EX_USAGE;
+    }
+    for (i = 0; i < (int)(sizeof defs / sizeof defs[0]); i++) {
+        const struct option_def *d = &defs[i];
+        const char *p = (const char *)o + d->offset;
+        int set = d->kind == STRING ? *(char *const *)(const void *)p != NULL
+                  : d->kind == FLAG ? *(const int *)(const void *)p != 0
+                                    : 0;
+        unsigned mode_bit = o->mode == GW_MODE_SERVER ? M_SERVER : M_CLIENT;
+
+        if (set && !(d->modes & mode_bit)) {
+            gw_log(GW_ERR, "%s is not a setting of %s mode", d->name,
+                   o->mode == GW_MODE_SERVER ? "server" : "client");
+            return GW_EX_USAGE;
+        }
+    }
+    return check_required(o) == 0 ? -1 : GW_EX_USAGE;
+}
+
+void gw_usage(FILE *out)
+{
+    fputs(
+        "usage: mbsc-gateway server --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
+        "                           --authorized FILE [--psk FILE] [--ciphers LIST]\n"
+        "                           [--policy FILE] [options]\n"
+        "       mbsc-gateway client --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
+        "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
+        "                           [--allow-remote-plaintext] [options]\n"
+        "       mbsc-gateway [server|client] --config FILE [options]\n"
+        "       mbsc-gateway --help | --version\n"
+        "\n"
+        "server: accepts mbsc masters on --listen and forwards each authorised request\n"
+        "        as plain Modbus/TCP to the PLC at --upstream, over one connection.\n"
+        "client: accepts plain Modbus/TCP clients on --listen (loopback only, unless\n"
+        "        --allow-remote-plaintext) and carries their requests over one mbsc\n"
+        "        session to a server gateway or any mbsc slave at --upstream.\n"
+        "\n"
+        "  --listen HOST:PORT      where to listen; port 0 picks a free port\n"
+        "  --upstream HOST:PORT    the PLC (server) or the server gateway (client)\n"
+        "  --key FILE              our private key (mbsc-keygen), mode 0600\n"
+        "  --authorized FILE       server: allow-list of masters, '<key> <name> [role]'\n"
+        "  --policy FILE           server: roles to rights (docs/policy.md); without it\n"
+        "                          every authorised master may do everything\n"
+        "  --peer FILE             client: the public key of the server gateway\n"
+        "  --psk FILE              optional pre-shared key, mode 0600\n"
+        "  --ciphers LIST          comma-separated ciphers (server: allowed; client: offer,\n"
+        "                          in order); default chacha20,trivium,rabbit,enocoro128v2\n"
+        "  --cipher NAME           client: offer this one cipher only\n"
+        "  --allow-remote-plaintext  client: accept plaintext clients on any address\n"
+        "  --max-in-flight N       requests upstream at once, 1-64 (default 1)\n"
+        "  --max-queue N           requests queued per master, 1-1024 (default 16);\n"
+        "                          beyond it the master gets exception 06 (busy)\n"
+        "  --request-timeout MS    answer exception 0B when upstream has not answered\n"
+        "                          within MS of the request's arrival (default 1000)\n"
+        "  --connect-timeout MS    TCP connect (and handshake) upstream (default 3000)\n"
+        "  --reconnect-max MS      longest wait between reconnection attempts; they\n"
+        "                          start at 100 ms and double (default 5000)\n"
+        "  --handshake-timeout MS  server: masters' handshake deadline (default 2000)\n"
+        "  --max-connections N     masters (server) or local clients (client) at once\n"
+        "  --drain-timeout MS      on SIGTERM/SIGINT, longest wait for the requests in\n"
+        "                          flight before exiting (default 2000)\n"
+        "  --config FILE           settings as 'name = value' lines, names as the options\n"
+        "                          without '--', plus 'mode = server|client'; '#' comments;\n"
+        "                          options on the command line override the file\n"
+        "  --verbose               also log every forwarded request (debug level)\n"
+        "\n"
+        "Output: the first line on stdout is 'listening on HOST:PORT' with the real port.\n"
+        "Logs go to stderr (with <3>/<4>/<6> priorities when run by systemd).  Answers\n"
+        "made by the gateway: 01 refused by the policy, 06 the master's queue is full,\n"
+        "0A upstream unreachable (client mode: 0B), 0B upstream did not answer in time.\n"
+        "\n"
+        "Signals: SIGHUP re-reads the key, PSK, allow-list and policy (a bad file keeps\n"
+        "the old ones); SIGUSR1 logs the status (masters, upstream, counters);\n"
+        "SIGTERM/SIGINT stop after the requests in flight (exit status 0).\n"
+        "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 on bad usage.\n"
+        "Documentation: docs/gateway.md, docs/policy.md.\n",
+        out);
+}
