@@ -34,6 +34,15 @@
 
 Suite *modbus_suite(void);
 
+/* Connection ids never wrap: 2^32 connections, refused ones included, are
+ * within reach of a long-running slave under attack. */
+_Static_assert(sizeof(((struct mbsc_modbus_event *)0)->connection_id) == 8,
+               "event connection ids are 64-bit");
+_Static_assert(sizeof(((struct mbsc_modbus_request *)0)->connection_id) == 8,
+               "request connection ids are 64-bit");
+_Static_assert(sizeof(((struct mbsc_server_conn_info *)0)->seq) == 8,
+               "server connection sequence numbers are 64-bit");
+
 #define LONG_MS 20000 /* bound for what must succeed */
 #define NREGS   2000  /* registers, coils, inputs in the test mapping */
 

@@ -109,7 +109,7 @@ enum mbsc_modbus_event_type {
  */
 struct mbsc_modbus_event {
     enum mbsc_modbus_event_type type;
-    unsigned connection_id;       /* unique per connection, from 1 (0 for LOG) */
+    uint64_t connection_id;       /* unique per connection, from 1 (0 for LOG); never wraps */
     const char *peer_address;     /* "HOST:PORT" (NULL for LOG) */
     const char *peer_name;        /* allow-list name (NULL for LOG) */
     const mbsc_cipher *cipher;    /* NULL for LOG */
@@ -149,7 +149,7 @@ enum mbsc_modbus_verdict {
 
 /* A request as the hook sees it: MBAP header checked, PDU not yet. */
 struct mbsc_modbus_request {
-    unsigned connection_id;
+    uint64_t connection_id;
     const char *peer_address;
     const char *peer_name; /* the authenticated master's allow-list name */
     const char *peer_role; /* its role, NULL if the allow-list gives none */

@@ -72,7 +72,7 @@ typedef uint64_t mbsc_server_conn_id;
 /* What the server knows about a confirmed connection. */
 struct mbsc_server_conn_info {
     mbsc_server_conn_id id;
-    unsigned seq;              /* 1, 2, 3... in order of acceptance, for logs */
+    uint64_t seq;              /* 1, 2, 3... in order of acceptance, for logs (never wraps) */
     const char *peer_address;  /* "HOST:PORT" */
     const char *peer_name;     /* allow-list name of the authenticated master */
     const char *peer_role;     /* its role, NULL if the allow-list gives none */

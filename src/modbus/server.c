@@ -95,6 +95,7 @@ static void drain(int fd)
 
     while (mbsc_sock_recv(fd, sink, sizeof sink, &got, &os_err) == MBSC_OK)
         continue;
+    mbsc_wipe(sink, sizeof sink); /* register values: plaintext of the session */
 }
 
 /*
@@ -119,14 +120,17 @@ static int call_modbus_reply(mbsc_modbus_server *srv, const uint8_t *adu, size_t
     /* libmodbus writes a reply with one send(): one read takes it whole. */
     if (mbsc_sock_recv(srv->pair[0], buf, sizeof buf, &got, &os_err) != MBSC_OK)
         return MBSC_OK; /* nothing sent: no answer */
-    if (mbsc_modbus_check_adu(buf, got) != MBSC_OK) {
+    e = mbsc_modbus_check_adu(buf, got);
+    if (e == MBSC_OK) {
+        memcpy(rsp, buf, got);
+        *rsp_len = got;
+    } else {
         drain(srv->pair[0]);
         mbsc_why(detail, detail_len, "modbus_reply produced %zu bytes that are not one ADU", got);
-        return MBSC_ERR_MODBUS;
+        e = MBSC_ERR_MODBUS;
     }
-    memcpy(rsp, buf, got);
-    *rsp_len = got;
-    return MBSC_OK;
+    mbsc_wipe(buf, got); /* the reply is plaintext of the session */
+    return e;
 }
 
 /* The hook's say: 0 to go on to modbus_reply, 1 when rsp holds the answer. */
@@ -204,7 +208,7 @@ static void on_request(void *user, mbsc_server *core, const struct mbsc_server_c
     r = srv->hook != NULL ? ask_hook(srv, ci, adu, len, rsp, &rsp_len, detail, sizeof detail) : 0;
     if (r < 0) {
         (void)mbsc_server_close(core, ci->id, MBSC_ERR_MODBUS, detail);
-        return;
+        goto out; /* the hook may have written part of an answer */
     }
     if (r == 0) {
         exc = mb_check_request(adu, len, srv->map);
@@ -213,7 +217,7 @@ static void on_request(void *user, mbsc_server *core, const struct mbsc_server_c
         } else if (call_modbus_reply(srv, adu, len, rsp, &rsp_len, detail, sizeof detail) !=
                    MBSC_OK) {
             (void)mbsc_server_close(core, ci->id, MBSC_ERR_MODBUS, detail);
-            return;
+            goto out;
         }
     }
     if (rsp_len == 0)
@@ -221,6 +225,10 @@ static void on_request(void *user, mbsc_server *core, const struct mbsc_server_c
     else
         r = mbsc_server_reply(core, ci->id, rsp, rsp_len);
     (void)r; /* a failure has closed the connection and been reported */
+out:
+    /* Sealed (or dropped): the plaintext answer goes.  The request itself
+     * is the session's payload buffer, wiped when the server acks it. */
+    mbsc_wipe(rsp, sizeof rsp);
 }
 
 /* --- Loop and queries ---------------------------------------------------------- */

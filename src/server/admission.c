@@ -150,7 +150,7 @@ static void admit(mbsc_server *srv, int fd, const struct sockaddr_storage *ss, s
     c->slot = slot;
     c->id = (srv->next_seq << SRV_SLOT_BITS) | slot;
     c->info.id = c->id;
-    c->info.seq = (unsigned)srv->next_seq;
+    c->info.seq = srv->next_seq;
     srv->next_seq++;
     c->info.peer_address = c->peer;
     memcpy(c->ip, ip, sizeof ip);
