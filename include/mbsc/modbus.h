@@ -5,13 +5,30 @@
  * not part of <mbsc.h> because libmodbus is optional.  Built when configure
  * finds libmodbus >= 3.1.6.
  *
- * libmodbus has no pluggable transport, so the adapter hands libmodbus one
- * end of an AF_UNIX socketpair (modbus_set_socket) and moves whole ADUs
- * between the other end and an mbsc session:
+ * libmodbus has no public transport interface.  The adapter works as follows:
  *
- *  - client (master): mbsc_modbus_connect() returns a connected modbus_t;
- *    a pump thread per connection seals what libmodbus writes and opens
- *    what the slave sends.  Every libmodbus client call then works as is.
+ *  - client (master), synchronous path (the normal one):
+ *    mbsc_modbus_connect() returns a connected modbus_t under which mbsc
+ *    puts its own transport.  libmodbus's send seals the ADU and writes
+ *    the frame to the TCP socket, its wait and receive read and open
+ *    frames, all in the caller's thread; modbus_close()/modbus_free()
+ *    close the connection and wipe the session.  No thread, no extra
+ *    descriptor.  libmodbus's response and byte timeouts keep their
+ *    meaning.  This needs libmodbus's private context layout, which
+ *    changes between releases with the same SONAME: mbsc knows the
+ *    layouts of 3.1.6-3.1.8, 3.1.9-3.1.10 and 3.1.11, picks one from
+ *    libmodbus's exported version variables and verifies it on every new
+ *    context before touching it (the backend is libmodbus's exported TCP
+ *    backend, with TCP's header and ADU sizes; the socket and the three
+ *    timeouts are where modbus_get_socket() and the timeout setters put
+ *    them, which also catches a libmodbus built with another time_t).
+ *  - client, pump path (the fallback): for any libmodbus release or build
+ *    that is not verified, or when the environment variable
+ *    MBSC_MODBUS_PUMP is set to 1, libmodbus gets one end of an AF_UNIX
+ *    socketpair (modbus_set_socket) and a pump thread per connection
+ *    seals what libmodbus writes and opens what the slave sends.
+ *    mbsc_modbus_path() tells which path a context uses.  Every libmodbus
+ *    client call works the same on both.
  *  - server (slave): built on mbsc_server (mbsc/server.h): one event loop
  *    (epoll on Linux), no threads, no select(), no FD_SETSIZE limit.  Each
  *    opened request of a confirmed session is checked (MBAP header; then,
@@ -21,15 +38,15 @@
  *    and sealed.  Only authenticated, well-formed ADUs ever reach
  *    libmodbus's parser.
  *
- * MODBUS_ERROR_RECOVERY_LINK would make libmodbus reconnect by itself, in
- * plaintext, after a link error.  The adapter's contexts are created with a
- * target address that libmodbus cannot parse (inet_addr() gives
- * 255.255.255.255, port 0), so such a reconnect always fails and no
- * plaintext connection is ever made; error recovery is set to
+ * Never plaintext: the adapter's contexts are created with a target
+ * address that libmodbus cannot parse (inet_addr() gives 255.255.255.255,
+ * port 0), and on the synchronous path libmodbus's connect entry is
+ * mbsc's, so neither modbus_connect() nor MODBUS_ERROR_RECOVERY_LINK can
+ * ever open a plaintext connection.  Error recovery is set to
  * MODBUS_ERROR_RECOVERY_NONE on creation.  Leave it there: with LINK, the
- * call that meets the failure fails, but libmodbus then retries every later
- * send forever (close, sleep, reconnect), as it does for any dead link.
- * Reconnect with mbsc_modbus_connect() instead.
+ * call that meets the failure fails, but libmodbus then retries every
+ * later send forever (close, sleep, reconnect), as it does for any dead
+ * link.  Reconnect with mbsc_modbus_connect() instead.
  *
  * Threads: the client functions may be called from any threads (each
  * modbus_t used by one thread at a time, as libmodbus requires).  A server
@@ -64,9 +81,11 @@ extern "C" {
  * modbus_t that talks through it.  Use any libmodbus client function on it;
  * set the unit id with modbus_set_slave() as usual.
  *
- * Release it with mbsc_modbus_close() (which also waits for the pump
- * thread to finish) or with modbus_close() + modbus_free(): either way the
- * thread exits and every descriptor is closed.
+ * Release it with mbsc_modbus_close() (which, on the pump path, also
+ * waits for the pump thread to finish) or with modbus_close() +
+ * modbus_free(): either way the session is wiped, every descriptor is
+ * closed and a pump thread exits.  The path (synchronous or pump) is
+ * chosen here; see the top of this file.
  *
  * On failure returns NULL, *err (if not NULL) gets the mbsc error and why
  * (if not NULL) a line naming the cause.
@@ -77,8 +96,8 @@ MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *
 /*
  * Why a client context stopped working: MBSC_OK while the secure
  * connection is up, else the error that ended it (MBSC_ERR_BAD_TAG,
- * MBSC_ERR_PEER_CLOSED, ...).  libmodbus itself only sees its socket
- * close (its call fails at once with ECONNRESET); call this after a
+ * MBSC_ERR_PEER_CLOSED, MBSC_ERR_BAD_ADU...).  libmodbus itself only
+ * sees its link close (its call fails at once with ECONNRESET); call this after a
  * libmodbus call fails to name the real cause.  ctx must come from
  * mbsc_modbus_connect() and not be freed yet; MBSC_ERR_INVALID_ARG if it
  * is not one of ours.
@@ -88,8 +107,36 @@ MBSC_API int mbsc_modbus_error(modbus_t *ctx);
 /* The cipher negotiated for ctx, or NULL if ctx is not one of ours. */
 MBSC_API const mbsc_cipher *mbsc_modbus_cipher(modbus_t *ctx);
 
-/* modbus_close + modbus_free, and wait until the pump thread has exited. */
+/* modbus_close + modbus_free, and (pump path) wait until the pump thread has exited. */
 MBSC_API void mbsc_modbus_close(modbus_t *ctx);
+
+/* Which transport a client context uses (see the top of this file). */
+enum mbsc_modbus_path {
+    MBSC_MODBUS_PATH_SYNC = 1, /* mbsc's transport under libmodbus, caller's thread */
+    MBSC_MODBUS_PATH_PUMP = 2  /* socketpair and pump thread (fallback) */
+};
+
+/* Setting this environment variable to 1 makes mbsc_modbus_connect() use the pump. */
+#define MBSC_MODBUS_PUMP_ENV "MBSC_MODBUS_PUMP"
+
+/*
+ * The path ctx uses (MBSC_MODBUS_PATH_SYNC or _PUMP), or
+ * MBSC_ERR_INVALID_ARG if ctx is not a live context from
+ * mbsc_modbus_connect().
+ */
+MBSC_API int mbsc_modbus_path(modbus_t *ctx);
+
+/* "sync", "pump", or "none" for anything else. */
+MBSC_API const char *mbsc_modbus_path_name(int path);
+
+/*
+ * The path the next mbsc_modbus_connect() would take, checked now on a
+ * scratch context (no network activity): MBSC_MODBUS_PATH_SYNC with why
+ * naming the libmodbus release and the layout verified, or
+ * MBSC_MODBUS_PATH_PUMP with why saying why not (unknown release, a check
+ * that failed, MBSC_MODBUS_PUMP set).  why may be NULL.
+ */
+MBSC_API int mbsc_modbus_probe_path(char *why, size_t why_len);
 
 /* ---- server (slave) ------------------------------------------------------- */
 

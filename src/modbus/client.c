@@ -1,7 +1,10 @@
 /*
- * client.c - unchanged libmodbus masters over the secure channel.
+ * client.c - unchanged libmodbus masters over the secure channel: the
+ * choice of path, and the pump.
  *
- * mbsc_modbus_connect() runs the handshake (mbsc_connect), then hands
+ * mbsc_modbus_connect() takes the synchronous path (client_sync.c) when
+ * libmodbus's layout is verified and MBSC_MODBUS_PUMP is not set to 1.
+ * Otherwise (this file) it runs the handshake (mbsc_connect), then hands
  * libmodbus one end of an AF_UNIX socketpair.  A pump thread owns the other
  * end and the TCP connection, and moves whole ADUs in one poll() loop:
  *
@@ -27,8 +30,9 @@
  *    wipes everything and its thread ends.
  *
  * The pump never dereferences the modbus_t: the application may free it at
- * any time.  mbsc_modbus_error() and mbsc_modbus_cipher() find a context's
- * record by its address in a registry (the adapter's only global state).
+ * any time.  mbsc_modbus_error() and mbsc_modbus_cipher() find a pump
+ * context's record by its address in a registry (the adapter's only global
+ * state; synchronous contexts carry their own and are asked first).
  * Addresses are reused by malloc, so registering a context hides older
  * records with the same address.  Pump threads are joinable: by
  * mbsc_modbus_close(), which therefore returns only once the thread is
@@ -500,8 +504,16 @@ static modbus_t *connect_fail(int r, int *err, int pair[2], mbsc_conn *conn, mod
     return NULL;
 }
 
-MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms,
-                                       int *err, char *why, size_t why_len)
+/* MBSC_MODBUS_PUMP=1 forces the pump (to test it, or to rule out the synchronous path). */
+static int pump_forced(void)
+{
+    const char *v = getenv(MBSC_MODBUS_PUMP_ENV);
+
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+static modbus_t *pump_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms,
+                              int *err, char *why, size_t why_len)
 {
     int pair[2] = {-1, -1}, r;
     mbsc_conn *conn = NULL;
@@ -510,12 +522,6 @@ MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *
     modbus_t *ctx;
 
     mbsc_why(why, why_len, "%s", "");
-    if (err != NULL)
-        *err = MBSC_OK;
-    if (hostport == NULL || cfg == NULL || mbsc_config_role(cfg) != MBSC_ROLE_MASTER) {
-        mbsc_why(why, why_len, "mbsc_modbus_connect: needs an address and a master's config");
-        return connect_fail(MBSC_ERR_INVALID_ARG, err, pair, NULL, NULL, NULL, NULL);
-    }
     /* The pair first: a process out of descriptors costs the slave nothing. */
     r = mb_socketpair(pair, why, why_len);
     if (r == MBSC_OK)
@@ -544,7 +550,66 @@ MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *
     return ctx;
 }
 
+MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms,
+                                       int *err, char *why, size_t why_len)
+{
+    modbus_t *ctx;
+    int r = MBSC_OK;
+
+    mbsc_why(why, why_len, "%s", "");
+    if (err != NULL)
+        *err = MBSC_OK;
+    if (hostport == NULL || cfg == NULL || mbsc_config_role(cfg) != MBSC_ROLE_MASTER) {
+        mbsc_why(why, why_len, "mbsc_modbus_connect: needs an address and a master's config");
+        if (err != NULL)
+            *err = MBSC_ERR_INVALID_ARG;
+        return NULL;
+    }
+    if (!pump_forced()) {
+        ctx = mb_sync_connect(hostport, cfg, timeout_ms, &r, why, why_len);
+        if (ctx != NULL || r != MBSC_OK) {
+            if (err != NULL)
+                *err = r;
+            return ctx;
+        }
+        /* Not verified: the pump needs nothing but libmodbus's public calls. */
+    }
+    return pump_connect(hostport, cfg, timeout_ms, err, why, why_len);
+}
+
 /* --- Queries and closing ---------------------------------------------------- */
+
+MBSC_API int mbsc_modbus_probe_path(char *why, size_t why_len)
+{
+    if (pump_forced()) {
+        mbsc_why(why, why_len, "%s=1 forces the pump", MBSC_MODBUS_PUMP_ENV);
+        return MBSC_MODBUS_PATH_PUMP;
+    }
+    return mb_sync_available(why, why_len) ? MBSC_MODBUS_PATH_SYNC : MBSC_MODBUS_PATH_PUMP;
+}
+
+MBSC_API const char *mbsc_modbus_path_name(int path)
+{
+    if (path == MBSC_MODBUS_PATH_SYNC)
+        return "sync";
+    if (path == MBSC_MODBUS_PATH_PUMP)
+        return "pump";
+    return "none";
+}
+
+MBSC_API int mbsc_modbus_path(modbus_t *ctx)
+{
+    int found, unused;
+
+    if (ctx == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    if (mb_sync_error(ctx, &unused))
+        return MBSC_MODBUS_PATH_SYNC;
+    (void)pthread_mutex_lock(&registry_lock);
+    found = registry_find_locked(ctx) != NULL;
+    (void)pthread_mutex_unlock(&registry_lock);
+    return found ? MBSC_MODBUS_PATH_PUMP : MBSC_ERR_INVALID_ARG;
+}
 
 MBSC_API int mbsc_modbus_error(modbus_t *ctx)
 {
@@ -553,6 +618,8 @@ MBSC_API int mbsc_modbus_error(modbus_t *ctx)
 
     if (ctx == NULL)
         return MBSC_ERR_INVALID_ARG;
+    if (mb_sync_error(ctx, &r))
+        return r;
     (void)pthread_mutex_lock(&registry_lock);
     c = registry_find_locked(ctx);
     r = c != NULL ? c->error : MBSC_ERR_INVALID_ARG;
@@ -567,6 +634,8 @@ MBSC_API const mbsc_cipher *mbsc_modbus_cipher(modbus_t *ctx)
 
     if (ctx == NULL)
         return NULL;
+    if (mb_sync_cipher(ctx, &cipher))
+        return cipher;
     (void)pthread_mutex_lock(&registry_lock);
     c = registry_find_locked(ctx);
     cipher = c != NULL ? c->cipher : NULL;

@@ -80,4 +80,18 @@ size_t mb_exception_reply(const uint8_t *req, uint8_t code, uint8_t rsp[MB_EXCEP
 /* Text for an errno value set by libmodbus (its own codes) or the system. */
 const char *mb_errno_text(int e);
 
+/*
+ * The synchronous client (client_sync.c).  mb_sync_connect() returns a
+ * context on mbsc's own transport; NULL with *err MBSC_OK when this
+ * libmodbus's layout is not verified (why says why: use the pump), NULL
+ * with an error otherwise.  mb_sync_available() says whether a new
+ * context would be verified.  mb_sync_error() and mb_sync_cipher() return
+ * 1 and the answer if ctx is a synchronous context, else 0.
+ */
+modbus_t *mb_sync_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms, int *err,
+                          char *why, size_t why_len);
+int mb_sync_available(char *why, size_t why_len);
+int mb_sync_error(modbus_t *ctx, int *error);
+int mb_sync_cipher(modbus_t *ctx, const mbsc_cipher **cipher);
+
 #endif /* MBSC_MODBUS_INTERNAL_H */
