@@ -13,8 +13,10 @@
  * Output: reads (and each read of --poll) print "ADDR: V1 V2 ..." on
  * stdout; --poll then prints "rtt_us min=.. median=.. p99=.. max=..";
  * --json prints one JSON object per result line instead, --csv one CSV row
- * (master_output.c).  stderr gets the negotiated cipher, with -v what each request
- * does, and on failure exactly one line "secure_master: <reason>".
+ * (master_output.c).  stderr gets the negotiated cipher, with -v the
+ * transport the libmodbus context uses and why (the synchronous one, or the
+ * pump: see <mbsc/modbus.h>) and what each request does, and on failure
+ * exactly one line "secure_master: <reason>".
  *
  * Addresses are the 0-based protocol addresses of the Modbus Application
  * Protocol, as on the wire; the 1-based reference numbers of device manuals
@@ -115,8 +117,9 @@ static void usage(FILE *out)
           "  --timeout MS          connect + handshake, and each reply (default 5000)\n"
           "  --json                one JSON object per result line on stdout\n"
           "  --csv                 CSV on stdout: a header, then one row per result\n"
-          "  -v, --verbose         say on stderr what each request does and how long\n"
-          "                        it took, with the 1-based reference numbers\n"
+          "  -v, --verbose         say on stderr which transport the connection uses\n"
+          "                        (sync or pump), what each request does and how\n"
+          "                        long it took, with the 1-based reference numbers\n"
           "\n"
           "Actions, run in the order given on one connection (numbers are decimal\n"
           "or 0x-prefixed hex):\n"
@@ -783,9 +786,13 @@ static int run(struct options *o, const mbsc_config *cfg)
     cipher = mbsc_modbus_cipher(ctx);
     ex_msg("connected to %s, cipher %s", o->connect,
            cipher != NULL ? mbsc_cipher_name(cipher) : "?");
-    if (o->verbose)
+    if (o->verbose) {
         ex_msg("connect and handshake took %lu us; unit %lu, reply timeout %lu ms",
                (unsigned long)elapsed_us(t0), o->unit, o->timeout_ms);
+        /* Why this path: the probe repeats the checks the connect just made. */
+        (void)mbsc_modbus_probe_path(why, sizeof why);
+        ex_msg("transport %s (%s)", mbsc_modbus_path_name(mbsc_modbus_path(ctx)), why);
+    }
 
     if (modbus_set_slave(ctx, (int)o->unit) != 0) {
         ex_msg("--unit %lu: %s", o->unit, modbus_strerror(errno));
