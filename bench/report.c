@@ -370,6 +370,24 @@ static void table_connection(struct table *t, const struct bench_ctx *ctx)
             table_cell(t, "-");
         cell_result(t, ctx, name, "slave_cpu_us", BENCH_NO_SIZE);
     }
+    /* The same ciphers forced onto the pump (bench/rtt.c), where measured. */
+    for (size_t i = 0; i < ctx->n_ciphers; i++) {
+        char name[64];
+        double v;
+
+        snprintf(name, sizeof name, "%s-pump", mbsc_cipher_name(ctx->ciphers[i]));
+        if (!bench_results_get(&ctx->results, name, "rtt_us_p50", BENCH_NO_SIZE, &v))
+            continue;
+        table_row(t);
+        table_cell(t, "%s", name);
+        table_cell(t, "-");
+        cell_result(t, ctx, name, "rtt_us_p50", BENCH_NO_SIZE);
+        cell_result(t, ctx, name, "rtt_us_p99", BENCH_NO_SIZE);
+        if (have_plain)
+            table_cell(t, "%+.1f", v - plain);
+        else
+            table_cell(t, "-");
+    }
     table_note(t, "handshake: two sessions back to back, both sides' CPU time, median.");
     table_note(t, "slave CPU/request: CPU time of the slave's thread (user + system) over "
                   "all its requests, divided by their number.");

@@ -8,11 +8,15 @@
  *    modbus_reply) and a modbus_new_tcp() client; the baseline.
  *  - each cipher: one mbsc_modbus_server (its poll loop in a thread,
  *    allowing all four ciphers) and one mbsc_modbus_connect() client per
- *    cipher, offering only that cipher.  Besides the crypto, a request
- *    crosses the client's socketpair and pump thread on the way out and
- *    back, and on the slave modbus_reply() writing its reply into a socketpair
- *    that the server reads it back from: the figure is what an
- *    unchanged libmodbus application sees.
+ *    cipher, offering only that cipher, on the path mbsc_modbus_connect()
+ *    picks (the synchronous transport when libmodbus's layout is
+ *    verified: no thread, no socketpair on the client); on the slave,
+ *    modbus_reply() writes its reply into a socketpair that the server
+ *    reads it back from: the figure is what an unchanged libmodbus
+ *    application sees.
+ *  - each cipher again as "<cipher>-pump": the same client forced onto the
+ *    pump (MBSC_MODBUS_PUMP=1), where a request also crosses the client's
+ *    socketpair and pump thread on the way out and back.
  *
  * Beside each round trip: the slave's CPU time per request, from the CPU
  * clock of the thread that serves it (pthread_getcpuclockid), read before
@@ -29,6 +33,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -43,7 +48,7 @@
 
 #define RTT_REGISTERS 10
 #define RTT_TIMEOUT_MS 5000
-#define RTT_MAX_TRANSPORTS (1 + MBSC_CIPHER_COUNT)
+#define RTT_MAX_TRANSPORTS (1 + 2 * MBSC_CIPHER_COUNT)
 
 const char *bench_rtt_libmodbus_version(void)
 {
@@ -193,13 +198,17 @@ static void secure_stop(struct secure_server *ss)
     memset(ss, 0, sizeof *ss);
 }
 
-/* A client offering only cipher c; NULL with why on failure. */
-static modbus_t *secure_connect(struct secure_server *ss, const mbsc_cipher *c, char *why,
-                                size_t why_len)
+/* A client offering only cipher c, on the pump if pump; NULL with why on failure. */
+static modbus_t *secure_connect(struct secure_server *ss, const mbsc_cipher *c, int pump,
+                                char *why, size_t why_len)
 {
     mbsc_config *mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
     modbus_t *ctx = NULL;
     int err = MBSC_OK;
+
+    /* Read by mbsc_modbus_connect() only; the bench is the only thread connecting. */
+    if (pump && setenv(MBSC_MODBUS_PUMP_ENV, "1", 1) != 0)
+        bench_fail("cannot set %s", MBSC_MODBUS_PUMP_ENV);
 
     if (mcfg == NULL || mbsc_config_set_keypair(mcfg, &ss->master) != MBSC_OK ||
         mbsc_config_set_peer_public_key(mcfg, ss->slave.public_key) != MBSC_OK ||
@@ -207,10 +216,18 @@ static modbus_t *secure_connect(struct secure_server *ss, const mbsc_cipher *c, 
         snprintf(why, why_len, "%s: client set-up failed", mbsc_cipher_name(c));
     else
         ctx = mbsc_modbus_connect(ss->address, mcfg, RTT_TIMEOUT_MS, &err, why, why_len);
+    if (pump)
+        (void)unsetenv(MBSC_MODBUS_PUMP_ENV);
     /* The session copied what it needs from the config. */
     mbsc_config_free(mcfg);
     if (ctx != NULL && mbsc_modbus_cipher(ctx) != c) {
         snprintf(why, why_len, "%s: the slave chose another cipher", mbsc_cipher_name(c));
+        mbsc_modbus_close(ctx);
+        ctx = NULL;
+    }
+    if (ctx != NULL && pump && mbsc_modbus_path(ctx) != MBSC_MODBUS_PATH_PUMP) {
+        snprintf(why, why_len, "%s: %s=1 did not force the pump", mbsc_cipher_name(c),
+                 MBSC_MODBUS_PUMP_ENV);
         mbsc_modbus_close(ctx);
         ctx = NULL;
     }
@@ -220,7 +237,7 @@ static modbus_t *secure_connect(struct secure_server *ss, const mbsc_cipher *c, 
 /* ---- measurement ------------------------------------------------------------ */
 
 struct transport {
-    const char *name;
+    char name[32];
     modbus_t *ctx;
     int secure;
     struct bench_samples rtt; /* µs */
@@ -307,7 +324,7 @@ void bench_rtt(struct bench_ctx *ctx)
         snprintf(ctx->rtt_note, sizeof ctx->rtt_note, "round trips skipped: %s", why);
         return;
     }
-    tr[n].name = BENCH_PLAINTEXT;
+    snprintf(tr[n].name, sizeof tr[n].name, "%s", BENCH_PLAINTEXT);
     tr[n].has_slave_clock = pthread_getcpuclockid(ps.thread, &tr[n].slave_clock) == 0;
     tr[n].ctx = modbus_new_tcp("127.0.0.1", port);
     if (tr[n].ctx == NULL || modbus_connect(tr[n].ctx) != 0)
@@ -317,21 +334,30 @@ void bench_rtt(struct bench_ctx *ctx)
     /* The mbsc rows are skipped, not fatal, if the adapter cannot run: the
      * other groups' figures are still worth having. */
     secure_ok = secure_start(&ss, secure_why, sizeof secure_why) == MBSC_OK;
-    for (size_t i = 0; secure_ok && i < ctx->n_ciphers; i++) {
-        tr[n].name = mbsc_cipher_name(ctx->ciphers[i]);
+    /* Each cipher on the default path, then each on the pump. */
+    for (size_t i = 0; secure_ok && i < 2 * ctx->n_ciphers; i++) {
+        const mbsc_cipher *c = ctx->ciphers[i % ctx->n_ciphers];
+        int pump = i >= ctx->n_ciphers;
+
+        snprintf(tr[n].name, sizeof tr[n].name, "%s%s", mbsc_cipher_name(c), pump ? "-pump" : "");
         tr[n].secure = 1;
         tr[n].has_slave_clock = pthread_getcpuclockid(ss.thread, &tr[n].slave_clock) == 0;
-        tr[n].ctx = secure_connect(&ss, ctx->ciphers[i], secure_why, sizeof secure_why);
+        tr[n].ctx = secure_connect(&ss, c, pump, secure_why, sizeof secure_why);
         if (tr[n].ctx == NULL)
             secure_ok = 0;
         else
             n++;
     }
     if (secure_ok) {
+        char path_why[MBSC_WHY_SIZE] = "";
+        int path = mbsc_modbus_probe_path(path_why, sizeof path_why);
+
         measure(ctx, tr, n);
         snprintf(ctx->rtt_note, sizeof ctx->rtt_note,
-                 "127.0.0.1, %u requests per transport, threads not pinned",
-                 ctx->plan.rtt_rounds * ctx->plan.rtt_per_round);
+                 "127.0.0.1, %u requests per transport, threads not pinned; cipher rows on the "
+                 "%s path (%s), -pump rows forced onto the pump",
+                 ctx->plan.rtt_rounds * ctx->plan.rtt_per_round, mbsc_modbus_path_name(path),
+                 path_why);
     } else {
         size_t plain_only = 1;
         measure(ctx, tr, plain_only);
