@@ -210,6 +210,7 @@ struct slave {
     mbsc_listener *l;
     char addr[MBSC_ADDRSTRLEN];
     enum script script;
+    int serve;       /* connections to serve before the thread ends */
     int connections; /* served (accepted) */
     int rc;          /* of the last connection */
     unsigned requests;
@@ -264,18 +265,29 @@ static int serve_one(struct slave *sl)
 static void *slave_main(void *arg)
 {
     struct slave *sl = arg;
+    int i;
 
-    sl->rc = serve_one(sl);
+    for (i = 0; i < sl->serve; i++) {
+        sl->rc = serve_one(sl);
+        if (sl->rc != MBSC_ERR_PEER_CLOSED && sl->rc != MBSC_OK)
+            break;
+    }
     return NULL;
+}
+
+static void slave_start_n(struct slave *sl, enum script script, int serve)
+{
+    memset(sl, 0, sizeof *sl);
+    sl->script = script;
+    sl->serve = serve;
+    ck_assert_int_eq(mbsc_listen("127.0.0.1:0", &sl->l, NULL, 0), MBSC_OK);
+    ck_assert_int_eq(mbsc_listener_address(sl->l, sl->addr, sizeof sl->addr), MBSC_OK);
+    ck_assert_int_eq(pthread_create(&sl->thread, NULL, slave_main, sl), 0);
 }
 
 static void slave_start(struct slave *sl, enum script script)
 {
-    memset(sl, 0, sizeof *sl);
-    sl->script = script;
-    ck_assert_int_eq(mbsc_listen("127.0.0.1:0", &sl->l, NULL, 0), MBSC_OK);
-    ck_assert_int_eq(mbsc_listener_address(sl->l, sl->addr, sizeof sl->addr), MBSC_OK);
-    ck_assert_int_eq(pthread_create(&sl->thread, NULL, slave_main, sl), 0);
+    slave_start_n(sl, script, 1);
 }
 
 static void slave_finish(struct slave *sl)
@@ -501,6 +513,111 @@ START_TEST(test_raw_request)
 }
 END_TEST
 
+/* --- Reconnecting ------------------------------------------------------------------ */
+
+START_TEST(test_reconnect_args)
+{
+    modbus_t *plain = modbus_new_tcp("127.0.0.1", 1502);
+
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(NULL, peers.mcfg), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(plain, peers.mcfg), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(plain, NULL), MBSC_ERR_INVALID_ARG);
+    modbus_free(plain);
+}
+END_TEST
+
+/*
+ * MODBUS_ERROR_RECOVERY_LINK with a config lent: the slave hangs up, the
+ * call fails, libmodbus reconnects through a new handshake (the slave is an
+ * mbsc_accept: a plaintext connection could not pass), and the next call
+ * works.  On the pump, reconnecting is refused (MBSC_ERR_STATE).
+ */
+START_TEST(test_reconnect_link)
+{
+    int sync = mbsc_modbus_probe_path(NULL, 0) == MBSC_MODBUS_PATH_SYNC;
+    struct slave sl;
+    uint16_t reg;
+    modbus_t *ctx;
+
+    slave_start_n(&sl, SCRIPT_CLOSE_FIRST, sync ? 2 : 1);
+    ctx = connect_ok(sl.addr);
+    if (!sync) {
+        ck_assert_int_eq(mbsc_modbus_set_reconnect(ctx, peers.mcfg), MBSC_ERR_STATE);
+        mbsc_modbus_close(ctx);
+        slave_finish(&sl);
+        return;
+    }
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(ctx, peers.scfg), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(ctx, peers.mcfg), MBSC_OK);
+    ck_assert_int_eq(modbus_set_error_recovery(ctx, MODBUS_ERROR_RECOVERY_LINK), 0);
+    ck_assert_int_eq(modbus_read_registers(ctx, 0, 1, &reg), -1);
+    /* libmodbus has reconnected within the failed call. */
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_OK);
+    ck_assert_int_ge(modbus_get_socket(ctx), 0);
+    read_ok(ctx, 3);
+    read_ok(ctx, 1);
+    mbsc_modbus_close(ctx);
+    slave_finish(&sl);
+    ck_assert_int_eq(sl.connections, 2);
+    ck_assert_uint_eq(sl.requests, 3);
+}
+END_TEST
+
+/* modbus_close() then modbus_connect() with a config lent: a new secure connection. */
+START_TEST(test_reconnect_explicit)
+{
+    struct slave sl;
+    modbus_t *ctx;
+
+    if (mbsc_modbus_probe_path(NULL, 0) != MBSC_MODBUS_PATH_SYNC)
+        return; /* the pump refuses reconnecting: test_reconnect_link */
+    slave_start_n(&sl, SCRIPT_ANSWER, 2);
+    ctx = connect_ok(sl.addr);
+    read_ok(ctx, 2);
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(ctx, peers.mcfg), MBSC_OK);
+    modbus_close(ctx);
+    ck_assert_int_eq(modbus_connect(ctx), 0);
+    read_ok(ctx, 2);
+    /* Lent no more: a reconnect is refused again, without traffic. */
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(ctx, NULL), MBSC_OK);
+    modbus_close(ctx);
+    ck_assert_int_eq(modbus_connect(ctx), -1);
+    modbus_free(ctx);
+    slave_finish(&sl);
+    ck_assert_int_eq(sl.connections, 2);
+}
+END_TEST
+
+/*
+ * The slave is gone for good: the reconnect fails and the cause is named.
+ * (Not with LINK: libmodbus would retry the next send for ever.)
+ */
+START_TEST(test_reconnect_fails)
+{
+    struct slave sl;
+    uint16_t reg;
+    long long t0;
+    modbus_t *ctx;
+
+    if (mbsc_modbus_probe_path(NULL, 0) != MBSC_MODBUS_PATH_SYNC)
+        return;
+    slave_start(&sl, SCRIPT_ANSWER);
+    ctx = connect_ok(sl.addr);
+    read_ok(ctx, 1);
+    ck_assert_int_eq(mbsc_modbus_set_reconnect(ctx, peers.mcfg), MBSC_OK);
+    modbus_close(ctx);
+    slave_finish(&sl); /* nobody listens any more */
+    ck_assert_int_eq(modbus_connect(ctx), -1);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_ERR_CONNECT);
+    ck_assert_int_eq(modbus_get_socket(ctx), -1);
+    t0 = tu_now_ms();
+    ck_assert_int_eq(modbus_read_registers(ctx, 0, 1, &reg), -1);
+    ck_assert_int_eq(errno, EBADF);
+    ck_assert_int_lt(tu_now_ms() - t0, 1000);
+    mbsc_modbus_close(ctx);
+}
+END_TEST
+
 Suite *modbus_client_suite(void)
 {
     Suite *s = suite_create("modbus_client");
@@ -526,6 +643,14 @@ Suite *modbus_client_suite(void)
     tcase_add_test(tc, test_close_then_free);
     tcase_add_test(tc, test_slave_hangs_up);
     tcase_add_test(tc, test_raw_request);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("reconnect");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_reconnect_args);
+    tcase_add_test(tc, test_reconnect_link);
+    tcase_add_test(tc, test_reconnect_explicit);
+    tcase_add_test(tc, test_reconnect_fails);
     suite_add_tcase(s, tc);
     return s;
 }

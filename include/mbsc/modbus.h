@@ -43,7 +43,9 @@
  * port 0), and on the synchronous path libmodbus's connect entry is
  * mbsc's, so neither modbus_connect() nor MODBUS_ERROR_RECOVERY_LINK can
  * ever open a plaintext connection.  Error recovery is set to
- * MODBUS_ERROR_RECOVERY_NONE on creation.  Leave it there: with LINK, the
+ * MODBUS_ERROR_RECOVERY_NONE on creation.  On the synchronous path,
+ * mbsc_modbus_set_reconnect() makes libmodbus's reconnects (and LINK
+ * recovery) secure ones.  Otherwise leave recovery at NONE: with LINK, the
  * call that meets the failure fails, but libmodbus then retries every
  * later send forever (close, sleep, reconnect), as it does for any dead
  * link.  Reconnect with mbsc_modbus_connect() instead.
@@ -106,6 +108,26 @@ MBSC_API int mbsc_modbus_error(modbus_t *ctx);
 
 /* The cipher negotiated for ctx, or NULL if ctx is not one of ours. */
 MBSC_API const mbsc_cipher *mbsc_modbus_cipher(modbus_t *ctx);
+
+/*
+ * Let ctx reconnect securely.  Afterwards modbus_connect(ctx), and
+ * libmodbus's MODBUS_ERROR_RECOVERY_LINK after a link error (set with
+ * modbus_set_error_recovery), make a new TCP connection and a new
+ * handshake to the same slave with cfg, within the timeout given to
+ * mbsc_modbus_connect(); mbsc_modbus_error() is MBSC_OK again once that
+ * succeeds and names the failure when it does not.  cfg (a master's) is
+ * borrowed: keep it alive and unchanged until ctx is freed, or call again
+ * with NULL to stop reconnecting (the default: every reconnect fails, with
+ * no network activity).  Nothing ever reconnects in plaintext.
+ * Synchronous path only: MBSC_ERR_STATE on a pump context,
+ * MBSC_ERR_INVALID_ARG if ctx is not ours or cfg not a master's.
+ *
+ * With MODBUS_ERROR_RECOVERY_LINK, libmodbus itself decides when: the
+ * call that meets the failure still fails (after a reconnect attempt when
+ * a read failed; a failed send is retried, with a sleep of the response
+ * timeout, until a reconnect succeeds - for ever if the slave stays away).
+ */
+MBSC_API int mbsc_modbus_set_reconnect(modbus_t *ctx, const mbsc_config *cfg);
 
 /* modbus_close + modbus_free, and (pump path) wait until the pump thread has exited. */
 MBSC_API void mbsc_modbus_close(modbus_t *ctx);

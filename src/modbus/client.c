@@ -643,6 +643,15 @@ MBSC_API const mbsc_cipher *mbsc_modbus_cipher(modbus_t *ctx)
     return cipher;
 }
 
+MBSC_API int mbsc_modbus_set_reconnect(modbus_t *ctx, const mbsc_config *cfg)
+{
+    if (ctx == NULL || (cfg != NULL && mbsc_config_role(cfg) != MBSC_ROLE_MASTER))
+        return MBSC_ERR_INVALID_ARG;
+    if (mb_sync_set_reconnect(ctx, cfg))
+        return MBSC_OK;
+    return mbsc_modbus_path(ctx) == MBSC_MODBUS_PATH_PUMP ? MBSC_ERR_STATE : MBSC_ERR_INVALID_ARG;
+}
+
 MBSC_API void mbsc_modbus_close(modbus_t *ctx)
 {
     struct mb_client *rec;

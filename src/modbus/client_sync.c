@@ -263,16 +263,39 @@ static void sync_close(struct mb_sync *t, modbus_t *ctx)
     (void)modbus_set_socket(ctx, -1);
 }
 
+static int fd_fits(int fd, char *why, size_t why_len);
+
+/*
+ * modbus_connect(), and libmodbus's MODBUS_ERROR_RECOVERY_LINK: a new TCP
+ * connection and handshake to the same slave with the config the
+ * application lent (mbsc_modbus_set_reconnect), never a plaintext one.
+ */
 static int sync_connect(struct mb_sync *t, modbus_t *ctx)
 {
-    (void)ctx;
+    mbsc_conn *conn = NULL;
+    int r;
+
     if (t->cfg == NULL) {
-        /* Never a plaintext connection; no config to reconnect securely with. */
+        errno = ECONNREFUSED; /* no config to reconnect securely with */
+        return -1;
+    }
+    if (t->conn != NULL)
+        sync_close(t, ctx);
+    r = mbsc_connect(t->hostport, t->cfg, t->connect_timeout_ms, &conn, NULL, 0);
+    if (r == MBSC_OK && !fd_fits(mbsc_conn_fd(conn), NULL, 0)) {
+        mbsc_conn_close(conn);
+        r = MBSC_ERR_FD_LIMIT;
+    }
+    if (r != MBSC_OK) {
+        t->error = r; /* for mbsc_modbus_error(): why the link is still down */
         errno = ECONNREFUSED;
         return -1;
     }
-    errno = ECONNREFUSED;
-    return -1;
+    t->conn = conn;
+    t->error = MBSC_OK;
+    t->cipher = mbsc_session_cipher(mbsc_conn_session(conn));
+    (void)modbus_set_socket(ctx, mbsc_conn_fd(conn));
+    return 0;
 }
 
 static void sync_free(struct mb_sync *t, modbus_t *ctx)
@@ -419,6 +442,16 @@ int mb_sync_error(modbus_t *ctx, int *error)
     if (t == NULL)
         return 0;
     *error = t->error;
+    return 1;
+}
+
+int mb_sync_set_reconnect(modbus_t *ctx, const mbsc_config *cfg)
+{
+    struct mb_sync *t = mb_layout_transport_of(ctx);
+
+    if (t == NULL)
+        return 0;
+    t->cfg = cfg;
     return 1;
 }
 
