@@ -254,7 +254,7 @@ static int verify_members(const struct mb_layout *lay, modbus_t *ctx, const stru
     if (!ok) {
         mbsc_why(why, why_len,
                  "libmodbus %s layout: the timeouts are not where modbus_set_response_timeout() "
-                 "puts them (another struct timeval size: a different time_t?)",
+                 "puts them (another release's layout, or a libmodbus built with another time_t)",
                  lay->name);
         return MBSC_ERR_MODBUS;
     }
