@@ -405,17 +405,28 @@ void mb_layout_uninstall(const struct mb_layout *lay, modbus_t *ctx)
     ctx_set_backend(lay, ctx, (const void *)&_modbus_tcp_backend);
 }
 
+/*
+ * The layout holds for this process (its libmodbus and this build): proven
+ * on a scratch context, so that asking about ctx never writes to it.
+ */
+static int layout_holds(const struct mb_layout *lay)
+{
+    modbus_t *scratch = mb_context_new(-1);
+    int r = scratch != NULL ? mb_layout_verify(lay, scratch, NULL, 0) : MBSC_ERR_NOMEM;
+
+    modbus_free(scratch);
+    return r == MBSC_OK;
+}
+
 struct mb_sync *mb_layout_transport_of(modbus_t *ctx)
 {
     const struct mb_layout *lay = mb_layout_current(NULL, 0);
     const void *table;
     struct ctx_view v;
 
-    if (lay == NULL || ctx == NULL || &_modbus_tcp_backend == NULL)
+    if (lay == NULL || ctx == NULL || !layout_holds(lay))
         return NULL;
     ctx_view(lay, ctx, &v);
-    if (verify_members(lay, ctx, &v, NULL, 0) != MBSC_OK)
-        return NULL;
     table = *v.backend;
     if (table == NULL || table == (const void *)&_modbus_tcp_backend)
         return NULL;

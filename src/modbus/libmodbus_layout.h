@@ -143,8 +143,8 @@ void mb_layout_uninstall(const struct mb_layout *lay, modbus_t *ctx);
 
 /*
  * The transport whose table ctx uses, or NULL if ctx (any context of this
- * libmodbus, ours or not) does not use one.  Verifies the layout on ctx
- * first, so a foreign or differently built context is never misread.
+ * libmodbus, ours or not) does not use one.  Verifies the layout on a
+ * scratch context first, so that ctx is never misread nor written to.
  */
 struct mb_sync *mb_layout_transport_of(modbus_t *ctx);
 
