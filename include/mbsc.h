@@ -17,7 +17,8 @@
  *    initialises it through mbsc_init() (mbsc/init.h), so a program never
  *    has to call libsodium itself.
  *  - No global mutable state (one exception: the libmodbus client adapter
- *    keeps a mutex-protected registry of its contexts, see mbsc/modbus.h):
+ *    keeps a mutex-protected registry of its pump contexts, the fallback
+ *    path; see mbsc/modbus.h):
  *    distinct objects may be used from distinct threads; one object must
  *    not be used by two threads at once unless its header says so.
  */
