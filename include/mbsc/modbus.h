@@ -143,8 +143,8 @@ enum mbsc_modbus_path {
 
 /*
  * The path ctx uses (MBSC_MODBUS_PATH_SYNC or _PUMP), or
- * MBSC_ERR_INVALID_ARG if ctx is not a live context from
- * mbsc_modbus_connect().
+ * MBSC_ERR_INVALID_ARG if ctx is not one of ours.  ctx must not be freed
+ * yet (a closed one still answers).
  */
 MBSC_API int mbsc_modbus_path(modbus_t *ctx);
 

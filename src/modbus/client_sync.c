@@ -179,6 +179,11 @@ static ssize_t sync_send(struct mb_sync *t, modbus_t *ctx, const uint8_t *req, i
     r = mbsc_conn_send(t->conn, req, (size_t)len, response_timeout_ms(ctx));
     if (r == MBSC_ERR_TIMEOUT)
         return len; /* sealed and queued: the rest goes out before the next read */
+    if (r == MBSC_ERR_WOULD_BLOCK) {
+        /* Earlier frames still not taken by the slave: this one was not sealed. */
+        errno = ETIMEDOUT;
+        return -1;
+    }
     if (r != MBSC_OK) {
         sync_fail(t, r);
         errno = ECONNRESET;
