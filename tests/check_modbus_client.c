@@ -57,9 +57,17 @@ START_TEST(test_layout_table)
         unsigned major, minor, micro;
         int family; /* 0: none */
     } cases[] = {
-        {3, 1, 5, 0},  {3, 1, 6, MB_FAMILY_316}, {3, 1, 7, MB_FAMILY_316},
-        {3, 1, 8, MB_FAMILY_316}, {3, 1, 9, MB_FAMILY_319}, {3, 1, 10, MB_FAMILY_319},
-        {3, 1, 11, MB_FAMILY_319}, {3, 1, 12, 0}, {3, 1, 99, 0}, {3, 2, 6, 0}, {4, 1, 6, 0},
+        {3, 1, 5, 0},
+        {3, 1, 6, MB_FAMILY_316},
+        {3, 1, 7, MB_FAMILY_316},
+        {3, 1, 8, MB_FAMILY_316},
+        {3, 1, 9, MB_FAMILY_319},
+        {3, 1, 10, MB_FAMILY_319},
+        {3, 1, 11, MB_FAMILY_319},
+        {3, 1, 12, 0},
+        {3, 1, 99, 0},
+        {3, 2, 6, 0},
+        {4, 1, 6, 0},
         {3, 0, 6, 0},
     };
     size_t i;
@@ -369,9 +377,8 @@ START_TEST(test_pump_forced)
     slave_finish(&sl);
 
     ck_assert_int_eq(setenv(MBSC_MODBUS_PUMP_ENV, "0", 1), 0);
-    ck_assert_int_eq(mbsc_modbus_probe_path(NULL, 0), mb_sync_available(NULL, 0)
-                                                          ? MBSC_MODBUS_PATH_SYNC
-                                                          : MBSC_MODBUS_PATH_PUMP);
+    ck_assert_int_eq(mbsc_modbus_probe_path(NULL, 0),
+                     mb_sync_available(NULL, 0) ? MBSC_MODBUS_PATH_SYNC : MBSC_MODBUS_PATH_PUMP);
     if (copy != NULL)
         ck_assert_int_eq(setenv(MBSC_MODBUS_PUMP_ENV, copy, 1), 0);
     else

@@ -221,7 +221,7 @@ static ssize_t sync_recv(struct mb_sync *t, modbus_t *ctx, uint8_t *rsp, int len
         return 0;
     if (t->rsp_pos == t->rsp_len) {
         if (!live(t))
-            return 0; /* the end of the stream: libmodbus reports ECONNRESET */
+            return 0;   /* the end of the stream: libmodbus reports ECONNRESET */
         errno = EAGAIN; /* recv without a select saying "ready" */
         return -1;
     }

@@ -146,11 +146,23 @@ static void ctx_set_backend(const struct mb_layout *lay, modbus_t *ctx, const vo
 /* --- The table of releases -------------------------------------------------- */
 
 static const struct mb_layout layouts[] = {
-    {.name = "3.1.6-3.1.8", .major = 3, .minor = 1, .micro_first = 6, .micro_last = 8,
+    {.name = "3.1.6-3.1.8",
+     .major = 3,
+     .minor = 1,
+     .micro_first = 6,
+     .micro_last = 8,
      .family = MB_FAMILY_316},
-    {.name = "3.1.9-3.1.10", .major = 3, .minor = 1, .micro_first = 9, .micro_last = 10,
+    {.name = "3.1.9-3.1.10",
+     .major = 3,
+     .minor = 1,
+     .micro_first = 9,
+     .micro_last = 10,
      .family = MB_FAMILY_319},
-    {.name = "3.1.11", .major = 3, .minor = 1, .micro_first = 11, .micro_last = 11,
+    {.name = "3.1.11",
+     .major = 3,
+     .minor = 1,
+     .micro_first = 11,
+     .micro_last = 11,
      .family = MB_FAMILY_319},
 };
 
@@ -315,45 +327,45 @@ int mb_layout_verify(const struct mb_layout *lay, modbus_t *ctx, char *why, size
  * The copy that ctx's backend member points at.  It is ours (installed by
  * mb_layout_install, never const), so casting the const away is sound.
  */
-#define MB_COPY_OF(CTX_TYPE, ctx)                                                        \
+#define MB_COPY_OF(CTX_TYPE, ctx)                                                                  \
     ((struct mb_backend_copy *)(uintptr_t)((const struct CTX_TYPE *)(void *)(ctx))->backend)
 
-#define MB_THUNKS(F, CTX_TYPE)                                                           \
-    static ssize_t F##_send(modbus_t *ctx, const uint8_t *req, int len)                  \
-    {                                                                                    \
-        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                           \
-        return b->ops->send(b->owner, ctx, req, len);                                    \
-    }                                                                                    \
-    static ssize_t F##_recv(modbus_t *ctx, uint8_t *rsp, int len)                        \
-    {                                                                                    \
-        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                           \
-        return b->ops->recv(b->owner, ctx, rsp, len);                                    \
-    }                                                                                    \
-    static int F##_select(modbus_t *ctx, fd_set *rset, struct timeval *tv, int len)      \
-    {                                                                                    \
-        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                           \
-        (void)rset; /* no select(): the transport polls its own socket */                \
-        return b->ops->select(b->owner, ctx, tv, len);                                   \
-    }                                                                                    \
-    static int F##_connect(modbus_t *ctx)                                                \
-    {                                                                                    \
-        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                           \
-        return b->ops->connect(b->owner, ctx);                                           \
-    }                                                                                    \
-    static void F##_close(modbus_t *ctx)                                                 \
-    {                                                                                    \
-        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                           \
-        b->ops->close(b->owner, ctx);                                                    \
-    }                                                                                    \
-    static int F##_flush(modbus_t *ctx)                                                  \
-    {                                                                                    \
-        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                           \
-        return b->ops->flush(b->owner, ctx);                                             \
-    }                                                                                    \
-    static void F##_free(modbus_t *ctx)                                                  \
-    {                                                                                    \
-        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                           \
-        b->ops->free(b->owner, ctx);                                                     \
+#define MB_THUNKS(F, CTX_TYPE)                                                                     \
+    static ssize_t F##_send(modbus_t *ctx, const uint8_t *req, int len)                            \
+    {                                                                                              \
+        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                                     \
+        return b->ops->send(b->owner, ctx, req, len);                                              \
+    }                                                                                              \
+    static ssize_t F##_recv(modbus_t *ctx, uint8_t *rsp, int len)                                  \
+    {                                                                                              \
+        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                                     \
+        return b->ops->recv(b->owner, ctx, rsp, len);                                              \
+    }                                                                                              \
+    static int F##_select(modbus_t *ctx, fd_set *rset, struct timeval *tv, int len)                \
+    {                                                                                              \
+        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                                     \
+        (void)rset; /* no select(): the transport polls its own socket */                          \
+        return b->ops->select(b->owner, ctx, tv, len);                                             \
+    }                                                                                              \
+    static int F##_connect(modbus_t *ctx)                                                          \
+    {                                                                                              \
+        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                                     \
+        return b->ops->connect(b->owner, ctx);                                                     \
+    }                                                                                              \
+    static void F##_close(modbus_t *ctx)                                                           \
+    {                                                                                              \
+        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                                     \
+        b->ops->close(b->owner, ctx);                                                              \
+    }                                                                                              \
+    static int F##_flush(modbus_t *ctx)                                                            \
+    {                                                                                              \
+        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                                     \
+        return b->ops->flush(b->owner, ctx);                                                       \
+    }                                                                                              \
+    static void F##_free(modbus_t *ctx)                                                            \
+    {                                                                                              \
+        struct mb_backend_copy *b = MB_COPY_OF(CTX_TYPE, ctx);                                     \
+        b->ops->free(b->owner, ctx);                                                               \
     }
 
 MB_THUNKS(f316, ctx_316)
