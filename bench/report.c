@@ -387,6 +387,7 @@ static void table_connection(struct table *t, const struct bench_ctx *ctx)
             table_cell(t, "%+.1f", v - plain);
         else
             table_cell(t, "-");
+        cell_result(t, ctx, name, "slave_cpu_us", BENCH_NO_SIZE);
     }
     table_note(t, "handshake: two sessions back to back, both sides' CPU time, median.");
     table_note(t, "slave CPU/request: CPU time of the slave's thread (user + system) over "
