@@ -208,6 +208,18 @@ MBSC_API int mbsc_server_run(mbsc_server *srv);
 /* Make run() return soon.  Async-signal-safe. */
 MBSC_API void mbsc_server_stop(mbsc_server *srv);
 
+/*
+ * Close the listening socket, for a graceful stop: connection attempts are
+ * refused from now on (those the kernel had queued but the server had not
+ * yet accepted are reset), while the connections already accepted go on
+ * being served, so the requests in flight can be answered before
+ * mbsc_server_free().  mbsc_server_address() still reports the address.
+ * There is no way to listen again on this server.  MBSC_OK (also when
+ * already stopped) or MBSC_ERR_INVALID_ARG (srv NULL).  Not
+ * async-signal-safe: call it from the loop, after a signal has set a flag.
+ */
+MBSC_API int mbsc_server_stop_accepting(mbsc_server *srv);
+
 MBSC_API void mbsc_server_get_stats(const mbsc_server *srv, struct mbsc_server_stats *st);
 
 /*

@@ -272,7 +272,7 @@ MBSC_API int mbsc_server_step(mbsc_server *srv, int timeout_ms)
         wait = timeout_ms;
     if (atomic_load(&srv->stop))
         wait = 0;
-    if (accepting(srv, now) && srv->accept_resume_ns != 0) {
+    if (srv->lfd >= 0 && accepting(srv, now) && srv->accept_resume_ns != 0) {
         srv->accept_resume_ns = 0;
         (void)srv_poller_mod(&srv->poller, srv->lfd, SRV_KEY_LISTENER, POLLIN);
     }
@@ -293,7 +293,7 @@ MBSC_API int mbsc_server_step(mbsc_server *srv, int timeout_ms)
         }
     }
     serve_ready(srv);
-    if (listener_ready && accepting(srv, mbsc_monotonic_ns())) {
+    if (listener_ready && srv->lfd >= 0 && accepting(srv, mbsc_monotonic_ns())) {
         srv_accept_some(srv);
         if (!accepting(srv, mbsc_monotonic_ns()))
             (void)srv_poller_mod(&srv->poller, srv->lfd, SRV_KEY_LISTENER, 0);
@@ -435,7 +435,34 @@ MBSC_API int mbsc_server_address(const mbsc_server *srv, char *buf, size_t len)
 {
     if (srv == NULL)
         return MBSC_ERR_INVALID_ARG;
-    return mbsc_listener_address(srv->listener, buf, len);
+    if (buf == NULL || len == 0)
+        return MBSC_ERR_INVALID_ARG;
+    if (strlen(srv->addr) >= len) {
+        buf[0] = '\0';
+        return MBSC_ERR_INVALID_ARG;
+    }
+    memcpy(buf, srv->addr, strlen(srv->addr) + 1);
+    return MBSC_OK;
+}
+
+MBSC_API int mbsc_server_stop_accepting(mbsc_server *srv)
+{
+    if (srv == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    if (srv->listener == NULL)
+        return MBSC_OK;
+    /*
+     * Close rather than stop watching: the kernel would otherwise go on
+     * completing handshakes into the backlog, and those masters would wait
+     * for an answer that never comes.  A closed port refuses at once, and
+     * the connections already queued are reset.
+     */
+    srv_poller_del(&srv->poller, srv->lfd);
+    mbsc_listener_close(srv->listener);
+    srv->listener = NULL;
+    srv->lfd = -1;
+    srv->accept_resume_ns = 0;
+    return MBSC_OK;
 }
 
 MBSC_API int mbsc_server_fd(const mbsc_server *srv)
@@ -517,6 +544,8 @@ static int server_open(mbsc_server *srv, const char *hostport, char *why, size_t
     if (r != MBSC_OK)
         return r;
     srv->lfd = mbsc_listener_fd(srv->listener);
+    if (mbsc_listener_address(srv->listener, srv->addr, sizeof srv->addr) != MBSC_OK)
+        srv->addr[0] = '\0';
     if (srv_reserve_open(srv) != MBSC_OK ||
         srv_poller_add(&srv->poller, srv->wake[0], SRV_KEY_WAKE, POLLIN) != MBSC_OK ||
         srv_poller_add(&srv->poller, srv->lfd, SRV_KEY_LISTENER, POLLIN) != MBSC_OK) {

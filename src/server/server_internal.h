@@ -126,8 +126,9 @@ struct srv_list {
 
 struct mbsc_server {
     const mbsc_config *cfg; /* borrowed */
-    mbsc_listener *listener;
-    int lfd;
+    mbsc_listener *listener; /* NULL after mbsc_server_stop_accepting() */
+    int lfd;                 /* -1 then */
+    char addr[MBSC_ADDRSTRLEN]; /* the listener's address, kept past its close */
     struct srv_poller poller;
     int wake[2]; /* self-pipe: stop() writes, the poller wakes */
     atomic_int stop;
