@@ -11,9 +11,11 @@
  * v1.1b3, section 7 (01 illegal function, 0A gateway path unavailable, 0B
  * gateway target device failed to respond), as docs/gateway.md promises.
  */
+#define _XOPEN_SOURCE 700 /* nftw(); _POSIX_C_SOURCE alone does not declare it */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <modbus.h>
 #include <poll.h>
 #include <pthread.h>
@@ -44,7 +46,14 @@ Suite *gateway_suite(void);
  */
 static const char *request_timeout = "3000";
 
-static char dir[64];
+/*
+ * Files live in a directory per test inside one directory per run: the
+ * checked teardown (in the test's process) does not run after a failed
+ * assertion, the unchecked one (in the runner, after every test of the
+ * case, failed or not) removes the whole run directory.
+ */
+static char run_dir[64];
+static char dir[96];
 static mbsc_keypair gw_kp, other_gw_kp;
 static struct plc plc;
 
@@ -93,7 +102,7 @@ static void setup(void)
 
     request_timeout = "3000";
     gw_program = "tools/mbsc-gateway";
-    snprintf(dir, sizeof dir, "/tmp/mbsc-gw-XXXXXX");
+    snprintf(dir, sizeof dir, "%s/t-XXXXXX", run_dir);
     ck_assert_ptr_nonnull(mkdtemp(dir));
     ck_assert_int_eq(mbsc_keypair_generate(&gw_kp), MBSC_OK);
     ck_assert_int_eq(mbsc_keypair_generate(&other_gw_kp), MBSC_OK);
@@ -122,6 +131,31 @@ static void teardown(void)
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path_of(names[i]));
     rmdir(dir);
+}
+
+static void run_dir_create(void)
+{
+    snprintf(run_dir, sizeof run_dir, "/tmp/mbsc-gw-XXXXXX");
+    if (mkdtemp(run_dir) == NULL) {
+        fprintf(stderr, "check_gateway: cannot create %s: %s\n", run_dir, strerror(errno));
+        exit(1);
+    }
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if ((type == FTW_DP ? rmdir(path) : unlink(path)) != 0)
+        fprintf(stderr, "check_gateway: cannot remove %s: %s\n", path, strerror(errno));
+    return 0;
+}
+
+static void run_dir_remove(void)
+{
+    /* Depth first, not following links; whatever a failed test left. */
+    if (run_dir[0] != '\0')
+        (void)nftw(run_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static char plc_addr[64];
@@ -203,6 +237,79 @@ START_TEST(t_forwards_reads_and_writes)
     mbsc_modbus_close(m);
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
     ck_assert_int_eq(plc_accepts(&plc), 1);
+}
+END_TEST
+
+struct held_read {
+    modbus_t *ctx;
+    int rc, err;
+    uint16_t v;
+};
+
+static void *held_read_main(void *arg)
+{
+    struct held_read *h = arg;
+
+    errno = 0;
+    h->rc = modbus_read_registers(h->ctx, 42, 1, &h->v);
+    h->err = errno;
+    return NULL;
+}
+
+/* A plain TCP connect to HOST:PORT (IPv4): 0 if it connects, else errno. */
+static int tcp_connect_errno(const char *hostport)
+{
+    char host[64];
+    const char *colon = strrchr(hostport, ':');
+    struct sockaddr_in sa;
+    int fd, err = 0;
+
+    ck_assert_ptr_nonnull(colon);
+    snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    ck_assert_int_eq(inet_pton(AF_INET, host, &sa.sin_addr), 1);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        err = errno;
+    close(fd);
+    return err;
+}
+
+START_TEST(t_drain_refuses_new_answers_in_flight)
+{
+    struct gwp g;
+    struct held_read h;
+    pthread_t th;
+    const char *args[] = {"server", "--listen", "127.0.0.1:0", "--upstream", plc_hostport(),
+                          "--key", path_of("gw.key"), "--authorized", path_of("allow.txt"),
+                          "--request-timeout", "30000", "--drain-timeout", "30000", NULL};
+
+    two_masters_allowed(NULL, NULL);
+    plc_set_register(&plc, 42, 4242);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    /* The listener accepts before the stop. */
+    ck_assert_int_eq(tcp_connect_errno(g.addr), 0);
+    memset(&h, 0, sizeof h);
+    h.ctx = master(&g, 0);
+    plc_set_fault(&plc, PLC_HOLD);
+    ck_assert_int_eq(pthread_create(&th, NULL, held_read_main, &h), 0);
+    /* The request is at the PLC, unanswered: it is in flight when the stop comes. */
+    ck_assert_msg(plc_wait_held(&plc, WAIT_MS), "the request did not reach the PLC: %s", g.log);
+    kill(g.pid, SIGTERM);
+    ck_assert_msg(wait_log(&g, "stopping: 1 requests to finish"), "log: %s", g.log);
+    /* Draining: a new connection is refused by the kernel at once... */
+    ck_assert_int_eq(tcp_connect_errno(g.addr), ECONNREFUSED);
+    /* ...while the request in flight still gets the PLC's answer. */
+    plc_release(&plc);
+    pthread_join(th, NULL);
+    ck_assert_msg(h.rc == 1, "read during the drain: %d (%s); log: %s", h.rc,
+                  modbus_strerror(h.err), g.log);
+    ck_assert_uint_eq(h.v, 4242);
+    ck_assert_int_eq(gw_finish(&g, 0), 0);
+    mbsc_modbus_close(h.ctx);
 }
 END_TEST
 
@@ -682,9 +789,11 @@ Suite *gateway_suite(void)
     Suite *s = suite_create("gateway");
     TCase *tc = tcase_create("gateway");
 
+    tcase_add_unchecked_fixture(tc, run_dir_create, run_dir_remove);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_forwards_reads_and_writes);
+    tcase_add_test(tc, t_drain_refuses_new_answers_in_flight);
     tcase_add_test(tc, t_roles_read_only_master);
     tcase_add_test(tc, t_two_masters_share_one_upstream);
     tcase_add_test(tc, t_plc_goes_away_and_comes_back);
