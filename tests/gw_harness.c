@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gw_harness.h"
@@ -24,16 +25,32 @@
 static void *plc_main(void *arg)
 {
     struct plc *p = arg;
-    uint8_t q[MODBUS_TCP_MAX_ADU_LENGTH];
-    int cfd = -1;
+    uint8_t q[MODBUS_TCP_MAX_ADU_LENGTH], held[MODBUS_TCP_MAX_ADU_LENGTH];
+    int cfd = -1, n_held = 0;
 
     for (;;) {
-        struct pollfd pfd[3] = {{p->stop[0], POLLIN, 0}, {p->lfd, POLLIN, 0}, {cfd, POLLIN, 0}};
+        struct pollfd pfd[4] = {{p->stop[0], POLLIN, 0},
+                                {p->lfd, POLLIN, 0},
+                                {n_held > 0 ? -1 : cfd, POLLIN, 0},
+                                {p->wake[0], POLLIN, 0}};
 
-        if (poll(pfd, 3, -1) < 0)
+        if (poll(pfd, 4, -1) < 0)
             continue;
         if (pfd[0].revents)
             break;
+        if (pfd[3].revents & POLLIN) {
+            char sink[16];
+
+            (void)!read(p->wake[0], sink, sizeof sink);
+            pthread_mutex_lock(&p->mu);
+            if (n_held > 0 && p->fault != PLC_HOLD && cfd >= 0) {
+                modbus_reply(p->ctx, held, n_held, p->map);
+                p->served++;
+            }
+            if (p->fault != PLC_HOLD)
+                n_held = 0;
+            pthread_mutex_unlock(&p->mu);
+        }
         if (pfd[1].revents & POLLIN) {
             int fd = accept(p->lfd, NULL, NULL);
 
@@ -61,6 +78,11 @@ static void *plc_main(void *arg)
                 uint8_t bad[11] = {q[0], q[1], 0, 0, 0, 5, q[6], q[7], 2, 0, 0};
 
                 (void)!write(cfd, bad, sizeof bad);
+            } else if (p->fault == PLC_HOLD) {
+                memcpy(held, q, (size_t)n);
+                n_held = n;
+                p->held++;
+                pthread_cond_broadcast(&p->held_cv);
             } else if (p->fault == PLC_OK) {
                 modbus_reply(p->ctx, q, n, p->map);
                 p->served++;
@@ -84,13 +106,14 @@ int plc_start(struct plc *p, int port)
         if (p->map == NULL)
             return -1;
         pthread_mutex_init(&p->mu, NULL);
+        pthread_cond_init(&p->held_cv, NULL);
     }
     p->ctx = modbus_new_tcp(p->any_address ? NULL : "127.0.0.1", port);
     if (p->ctx == NULL)
         return -1;
     p->lfd = modbus_tcp_listen(p->ctx, 64);
     if (p->lfd < 0 || getsockname(p->lfd, (struct sockaddr *)&sa, &len) != 0 ||
-        pipe(p->stop) != 0) {
+        pipe(p->stop) != 0 || pipe(p->wake) != 0) {
         fprintf(stderr, "PLC on port %d: %s\n", port, strerror(errno));
         return -1;
     }
@@ -105,6 +128,8 @@ void plc_stop(struct plc *p)
     pthread_join(p->th, NULL);
     close(p->stop[0]);
     close(p->stop[1]);
+    close(p->wake[0]);
+    close(p->wake[1]);
     close(p->lfd);
     modbus_free(p->ctx);
     p->ctx = NULL;
@@ -116,6 +141,7 @@ void plc_free(struct plc *p)
         plc_stop(p);
     modbus_mapping_free(p->map);
     pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->held_cv);
     memset(p, 0, sizeof *p);
 }
 
@@ -151,6 +177,32 @@ void plc_set_fault(struct plc *p, enum plc_fault f)
     pthread_mutex_lock(&p->mu);
     p->fault = f;
     pthread_mutex_unlock(&p->mu);
+}
+
+int plc_wait_held(struct plc *p, int timeout_ms)
+{
+    struct timespec end;
+    int ok;
+
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += timeout_ms / 1000;
+    end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&p->mu);
+    while (p->held == 0 && pthread_cond_timedwait(&p->held_cv, &p->mu, &end) == 0)
+        continue;
+    ok = p->held > 0;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+void plc_release(struct plc *p)
+{
+    plc_set_fault(p, PLC_OK);
+    (void)!write(p->wake[1], "r", 1);
 }
 
 /* ---- the gateway process ------------------------------------------------------ */

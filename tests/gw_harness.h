@@ -23,13 +23,17 @@
 
 #define WAIT_MS 10000 /* longest wait for anything that should happen at once */
 
-enum plc_fault { PLC_OK = 0, PLC_SILENT, PLC_MANGLE };
+/* PLC_HOLD: keep the next request unanswered until plc_release(). */
+enum plc_fault { PLC_OK = 0, PLC_SILENT, PLC_MANGLE, PLC_HOLD };
 
 struct plc {
     modbus_t *ctx;
     modbus_mapping_t *map;
     int lfd, port;
     int stop[2];
+    int wake[2];           /* plc_release() wakes the thread */
+    pthread_cond_t held_cv; /* signalled when a request is held */
+    int held;              /* requests held so far (under mu) */
     pthread_t th;
     pthread_mutex_t mu;
     int accepts;           /* TCP connections accepted (under mu) */
@@ -47,6 +51,10 @@ uint16_t plc_register(struct plc *p, int addr);
 void plc_set_register(struct plc *p, int addr, uint16_t v);
 int plc_accepts(struct plc *p);
 void plc_set_fault(struct plc *p, enum plc_fault f);
+/* Wait up to timeout_ms until a request is held (PLC_HOLD): 1, else 0. */
+int plc_wait_held(struct plc *p, int timeout_ms);
+/* Answer the held request and go back to PLC_OK. */
+void plc_release(struct plc *p);
 
 struct gwp {
     pid_t pid;

@@ -327,6 +327,7 @@ static int run(struct gw_server *g)
             g->draining = 1;
             drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;
             gw_notify("STOPPING=1");
+            (void)mbsc_server_stop_accepting(g->srv); /* new masters are refused */
             gw_log(GW_INFO, "stopping: %u requests to finish", gw_mux_total(g->mux));
         }
         if (mbsc_server_step(g->srv, 0) != MBSC_OK) {
