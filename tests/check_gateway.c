@@ -313,6 +313,89 @@ START_TEST(t_drain_refuses_new_answers_in_flight)
 }
 END_TEST
 
+/* Run "mbsc-gateway status ARGS" (under $TEST_RUNNER); its stdout in out, its exit status. */
+static int run_status(const char *args, char *out, size_t len)
+{
+    char cmd[1024];
+    const char *runner = getenv("TEST_RUNNER");
+    size_t n = 0;
+    FILE *p;
+    int st;
+
+    snprintf(cmd, sizeof cmd, "%s %s status %s 2>&1", runner != NULL ? runner : "",
+             gateway_path(), args);
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    while (n < len - 1) {
+        size_t k = fread(out + n, 1, len - 1 - n, p);
+
+        if (k == 0)
+            break;
+        n += k;
+    }
+    out[n] = '\0';
+    st = pclose(p);
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+START_TEST(t_status_command)
+{
+    struct gwp g;
+    struct stat st;
+    char args[256], out[4096];
+    modbus_t *alice, *bob;
+    uint16_t v;
+    const char *argv[] = {"server", "--listen", "127.0.0.1:0", "--upstream", plc_hostport(),
+                          "--key", path_of("gw.key"), "--authorized", path_of("allow.txt"),
+                          "--policy", path_of("policy.txt"), "--control", path_of("ctl"),
+                          NULL};
+
+    two_masters_allowed("operator", "viewer");
+    write_file("policy.txt", policy_text);
+    ck_assert_msg(gw_spawn(&g, argv), "the gateway did not start: %s", g.log);
+    /* Only the service's user may ask. */
+    ck_assert_int_eq(lstat(path_of("ctl"), &st), 0);
+    ck_assert(S_ISSOCK(st.st_mode));
+    ck_assert_uint_eq(st.st_mode & 0777u, 0600u);
+    alice = master(&g, 0);
+    bob = master(&g, 1);
+    ck_assert_int_eq(modbus_read_registers(alice, 1, 1, &v), 1);
+    ck_assert_int_eq(modbus_write_register(alice, 1, 11), 1);
+    ck_assert_int_eq(modbus_read_registers(bob, 1, 1, &v), 1);
+    errno = 0;
+    ck_assert_int_eq(modbus_write_register(bob, 1, 12), -1);
+    ck_assert_int_eq(errno, EMBXILFUN);
+    ck_assert_int_eq(modbus_read_registers(bob, 2, 1, &v), 1);
+
+    snprintf(args, sizeof args, "--control %s", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "2 masters") != NULL, "status: %s", out);
+    ck_assert_msg(strstr(out, "master alice role operator cipher chacha20 from 127.0.0.1:") !=
+                      NULL,
+                  "status: %s", out);
+    ck_assert_msg(strstr(out, "master bob role viewer cipher chacha20 from 127.0.0.1:") != NULL,
+                  "status: %s", out);
+    ck_assert_msg(strstr(out, " requests 2 refusals 0\n") != NULL, "status: %s", out);
+    ck_assert_msg(strstr(out, " requests 3 refusals 1\n") != NULL, "status: %s", out);
+    ck_assert_msg(strstr(out, "connected-since 20") != NULL, "status: %s", out);
+    /* SIGUSR1 logs the same lines. */
+    kill(g.pid, SIGUSR1);
+    ck_assert_msg(wait_log(&g, "status: master bob role viewer"), "log: %s", g.log);
+    mbsc_modbus_close(alice);
+    mbsc_modbus_close(bob);
+
+    /* Usage errors and an unreachable gateway are told apart by the exit status. */
+    ck_assert_int_eq(run_status("", out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--control PATH") != NULL, "status: %s", out);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    /* The socket goes with the gateway. */
+    ck_assert_int_ne(lstat(path_of("ctl"), &st), 0);
+    ck_assert_int_eq(run_status(args, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "cannot reach the gateway") != NULL, "status: %s", out);
+}
+END_TEST
+
 START_TEST(t_roles_read_only_master)
 {
     struct gwp g;
@@ -794,6 +877,7 @@ Suite *gateway_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_forwards_reads_and_writes);
     tcase_add_test(tc, t_drain_refuses_new_answers_in_flight);
+    tcase_add_test(tc, t_status_command);
     tcase_add_test(tc, t_roles_read_only_master);
     tcase_add_test(tc, t_two_masters_share_one_upstream);
     tcase_add_test(tc, t_plc_goes_away_and_comes_back);

@@ -46,6 +46,7 @@ struct gw_client {
     size_t n_clients, max_clients;
     uint64_t next_id;
     int draining;
+    struct gw_control *control; /* --control, or NULL */
 };
 
 static struct local *find_local(struct gw_client *g, uint64_t id, size_t *index)
@@ -222,31 +223,33 @@ static void reload(struct gw_client *g)
     gw_notify("READY=1");
 }
 
-static void status(struct gw_client *g)
+/* The status lines (control.c prints them, or logs them on SIGUSR1). */
+static void status_write(void *user, FILE *out)
 {
+    struct gw_client *g = user;
     struct gw_mux_stats ms;
     const mbsc_cipher *c = gw_upstream_cipher(g->up);
     size_t i;
 
     gw_mux_get_stats(g->mux, &ms);
-    gw_log(GW_INFO,
-           "status: upstream %s %s%s%s (%llu sessions), %zu clients; forwarded %llu, answered "
-           "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu",
-           gw_upstream_name(g->up),
-           gw_upstream_state(g->up) == GW_UP_READY ? "connected" : "not connected",
-           c != NULL ? " with " : "", c != NULL ? mbsc_cipher_name(c) : "",
-           (unsigned long long)gw_upstream_connects(g->up), g->n_clients,
-           (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
-           (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-           (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
+    fprintf(out,
+            "upstream %s %s%s%s (%llu sessions), %zu clients; forwarded %llu, answered "
+            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu\n",
+            gw_upstream_name(g->up),
+            gw_upstream_state(g->up) == GW_UP_READY ? "connected" : "not connected",
+            c != NULL ? " with " : "", c != NULL ? mbsc_cipher_name(c) : "",
+            (unsigned long long)gw_upstream_connects(g->up), g->n_clients,
+            (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
+            (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
+            (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
     for (i = 0; i < g->n_clients; i++) {
         char since[32];
         struct tm tm;
 
         gmtime_r(&g->clients[i]->since, &tm);
         strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        gw_log(GW_INFO, "status: client %s connected-since %s requests %llu",
-               g->clients[i]->peer, since, (unsigned long long)g->clients[i]->requests);
+        fprintf(out, "client %s connected-since %s requests %llu\n", g->clients[i]->peer, since,
+                (unsigned long long)g->clients[i]->requests);
     }
 }
 
@@ -265,7 +268,7 @@ static int run(struct gw_client *g)
         size_t n = 0, i, first_client;
         unsigned sig;
 
-        if (cap < g->n_clients + 3) {
+        if (cap < g->n_clients + 4) {
             cap = g->n_clients + 16;
             free(pfd);
             free(ids);
@@ -285,6 +288,8 @@ static int run(struct gw_client *g)
         pfd[n++].events = POLLIN;
         pfd[n].fd = up_fd;
         pfd[n++].events = gw_upstream_events(g->up);
+        pfd[n].fd = gw_control_fd(g->control);
+        pfd[n++].events = POLLIN;
         first_client = n;
         for (i = 0; i < g->n_clients; i++, n++) {
             struct local *c = g->clients[i];
@@ -307,7 +312,9 @@ static int run(struct gw_client *g)
         if (sig & GW_SIG_RELOAD)
             reload(g);
         if (sig & GW_SIG_STATUS)
-            status(g);
+            gw_status_log(status_write, g);
+        if (pfd[3].revents & POLLIN)
+            gw_control_serve(g->control, status_write, g);
         if ((sig & GW_SIG_STOP) && !g->draining) {
             g->draining = 1;
             drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;
@@ -372,6 +379,10 @@ int gw_client_mode(const struct gw_options *o)
     }
     if (mbsc_listener_address(g.listener, addr, sizeof addr) != MBSC_OK)
         goto out;
+    if (o->control != NULL && (g.control = gw_control_open(o->control, why, sizeof why)) == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        goto out;
+    }
     if (printf("listening on %s\n", addr) < 0 || fflush(stdout) == EOF) {
         gw_log(GW_ERR, "cannot write to stdout");
         goto out;
@@ -384,6 +395,7 @@ out:
         close_local(&g, 0, "gateway stopped");
     free(g.clients);
     mbsc_listener_close(g.listener);
+    gw_control_close(g.control);
     gw_mux_free(g.mux);
     gw_upstream_free(g.up);
     gw_secrets_free(&g.cur);

@@ -15,7 +15,8 @@
  *   secrets.c     key, PSK, allow-list and policy loaded as one bundle, so
  *                 that a reload replaces all of them or none;
  *   server_mode.c mbsc masters in, plain Modbus/TCP to the PLC out;
- *   client_mode.c plain Modbus/TCP clients in, one mbsc session out.
+ *   client_mode.c plain Modbus/TCP clients in, one mbsc session out;
+ *   control.c     the status view: --control socket, "status" command, SIGUSR1.
  *
  * One thread, one poll() loop per mode; nothing here blocks except name
  * resolution (getaddrinfo) when a connection is made.
@@ -77,6 +78,7 @@ struct gw_options {
     unsigned long handshake_timeout_ms; /* server: masters' handshake (0: default) */
     unsigned long max_connections;    /* masters / local clients at once (0: default) */
     unsigned long drain_ms;           /* SIGTERM: longest wait for requests in flight */
+    char *control;                    /* optional UNIX socket for "mbsc-gateway status" */
 };
 
 /* Defaults, as documented in --help and docs/gateway.md. */
@@ -114,6 +116,26 @@ void gw_log_set_verbose(int on);
  * socket).  Nothing happens when the variable is not set.
  */
 void gw_notify(const char *text);
+
+/* ---- control.c ------------------------------------------------------------ */
+
+/* Writes the status lines (one per line, '\n'-terminated) to out. */
+typedef void (*gw_status_fn)(void *user, FILE *out);
+
+struct gw_control;
+
+/* Listen on path (mode 0600; a stale socket there is replaced); NULL and why on failure. */
+struct gw_control *gw_control_open(const char *path, char *why, size_t why_len);
+/* The descriptor to poll for POLLIN (-1 for NULL). */
+int gw_control_fd(const struct gw_control *c);
+/* Answer one client (POLLIN on the descriptor): its verb, then the status from fn. */
+void gw_control_serve(struct gw_control *c, gw_status_fn fn, void *user);
+/* Close and remove the socket. */
+void gw_control_close(struct gw_control *c);
+/* SIGUSR1: the same lines in the log, each after "status: ". */
+void gw_status_log(gw_status_fn fn, void *user);
+/* "mbsc-gateway status --control PATH": print the gateway's status; an exit status. */
+int gw_status_command(int argc, char **argv);
 
 /* ---- signals.c ------------------------------------------------------------ */
 

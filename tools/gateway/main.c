@@ -3,6 +3,7 @@
  *
  *   mbsc-gateway server ...   mbsc masters in, plain Modbus/TCP to a PLC out
  *   mbsc-gateway client ...   plain Modbus/TCP clients in, one mbsc session out
+ *   mbsc-gateway status ...   print a running gateway's status (control.c)
  *
  * Every option is described by --help (options.c) and in docs/gateway.md;
  * gw.h lists the files and what each does.
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
         gw_usage(stderr);
         return GW_EX_USAGE;
     }
+    if (strcmp(argv[1], "status") == 0)
+        return gw_status_command(argc, argv);
     if (sodium_init() < 0) {
         gw_log(GW_ERR, "libsodium failed to initialise");
         return GW_EX_FAILURE;

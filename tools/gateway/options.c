@@ -56,6 +56,7 @@ static const struct option_def defs[] = {
     {"handshake-timeout", NUMBER, S(handshake_timeout_ms), M_SERVER, 1, 3600000},
     {"max-connections", NUMBER, S(max_connections), M_BOTH, 1, 1000000},
     {"drain-timeout", NUMBER, S(drain_ms), M_BOTH, 0, 3600000},
+    {"control", STRING, S(control), M_BOTH, 0, 0},
 };
 #undef S
 
@@ -404,6 +405,7 @@ void gw_usage(FILE *out)
         "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
         "                           [--allow-remote-plaintext] [options]\n"
         "       mbsc-gateway [server|client] --config FILE [options]\n"
+        "       mbsc-gateway status --control PATH\n"
         "       mbsc-gateway --help | --version\n"
         "\n"
         "server: accepts mbsc masters on --listen and forwards each authorised request\n"
@@ -439,6 +441,8 @@ void gw_usage(FILE *out)
         "  --config FILE           settings as 'name = value' lines, names as the options\n"
         "                          without '--', plus 'mode = server|client'; '#' comments;\n"
         "                          options on the command line override the file\n"
+        "  --control PATH          a UNIX socket (mode 0600) where 'mbsc-gateway status'\n"
+        "                          reads the status; its directory must be writable\n"
         "  --verbose               also log every forwarded request (debug level)\n"
         "\n"
         "Output: the first line on stdout is 'listening on HOST:PORT' with the real port.\n"
@@ -447,9 +451,11 @@ void gw_usage(FILE *out)
         "0A upstream unreachable (client mode: 0B), 0B upstream did not answer in time.\n"
         "\n"
         "Signals: SIGHUP re-reads the key, PSK, allow-list and policy (a bad file keeps\n"
-        "the old ones); SIGUSR1 logs the status (masters, upstream, counters);\n"
+        "the old ones); SIGUSR1 logs the status (masters, upstream, counters), as\n"
+        "'mbsc-gateway status --control PATH' prints it;\n"
         "SIGTERM/SIGINT stop after the requests in flight (exit status 0).\n"
         "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 on bad usage.\n"
-        "Documentation: docs/gateway.md, docs/policy.md.\n",
+        "Documentation: mbsc-gateway(1), mbsc-gateway.conf(5), docs/gateway.md,\n"
+        "docs/policy.md.\n",
         out);
 }

@@ -37,6 +37,7 @@ struct gw_server {
     struct master *masters;
     size_t n_masters, cap_masters;
     int draining;
+    struct gw_control *control; /* --control, or NULL */
 };
 
 static struct master *find_master(struct gw_server *g, mbsc_server_conn_id id)
@@ -262,20 +263,22 @@ static const char *up_state_name(enum gw_up_state s)
     }
 }
 
-static void status(struct gw_server *g)
+/* The status lines (control.c prints them, or logs them on SIGUSR1). */
+static void status_write(void *user, FILE *out)
 {
+    struct gw_server *g = user;
     struct gw_mux_stats ms;
     size_t i;
 
     gw_mux_get_stats(g->mux, &ms);
-    gw_log(GW_INFO,
-           "status: upstream %s %s (%llu connections), %zu masters; forwarded %llu, answered "
-           "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu",
-           gw_upstream_name(g->up), up_state_name(gw_upstream_state(g->up)),
-           (unsigned long long)gw_upstream_connects(g->up), g->n_masters,
-           (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
-           (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-           (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
+    fprintf(out,
+            "upstream %s %s (%llu connections), %zu masters; forwarded %llu, answered "
+            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu\n",
+            gw_upstream_name(g->up), up_state_name(gw_upstream_state(g->up)),
+            (unsigned long long)gw_upstream_connects(g->up), g->n_masters,
+            (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
+            (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
+            (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
     for (i = 0; i < g->n_masters; i++) {
         const struct master *m = &g->masters[i];
         char since[32];
@@ -283,11 +286,11 @@ static void status(struct gw_server *g)
 
         gmtime_r(&m->since, &tm);
         strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        gw_log(GW_INFO,
-               "status: master %s role %s cipher %s from %s connected-since %s requests %llu "
-               "refusals %llu",
-               m->name, m->role[0] != '\0' ? m->role : "none", m->cipher, m->address, since,
-               (unsigned long long)m->requests, (unsigned long long)m->refusals);
+        fprintf(out,
+                "master %s role %s cipher %s from %s connected-since %s requests %llu "
+                "refusals %llu\n",
+                m->name, m->role[0] != '\0' ? m->role : "none", m->cipher, m->address, since,
+                (unsigned long long)m->requests, (unsigned long long)m->refusals);
     }
 }
 
@@ -298,7 +301,7 @@ static int run(struct gw_server *g)
     int64_t drain_until = 0;
 
     for (;;) {
-        struct pollfd pfd[3];
+        struct pollfd pfd[4];
         int64_t now = gw_now_ns();
         int t = gw_min_timeout(mbsc_server_next_timeout(g->srv), gw_mux_timeout(g->mux, now));
         int up_fd = gw_upstream_fd(g->up), sfd = mbsc_server_fd(g->srv);
@@ -315,14 +318,18 @@ static int run(struct gw_server *g)
         pfd[1].events = POLLIN;
         pfd[2].fd = up_fd;
         pfd[2].events = gw_upstream_events(g->up);
-        pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
-        if (poll(pfd, 3, t) < 0)
-            pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
+        pfd[3].fd = gw_control_fd(g->control);
+        pfd[3].events = POLLIN;
+        pfd[0].revents = pfd[1].revents = pfd[2].revents = pfd[3].revents = 0;
+        if (poll(pfd, 4, t) < 0)
+            pfd[0].revents = pfd[1].revents = pfd[2].revents = pfd[3].revents = 0;
         sig = gw_signals_take();
         if (sig & GW_SIG_RELOAD)
             reload(g);
         if (sig & GW_SIG_STATUS)
-            status(g);
+            gw_status_log(status_write, g);
+        if (pfd[3].revents & POLLIN)
+            gw_control_serve(g->control, status_write, g);
         if ((sig & GW_SIG_STOP) && !g->draining) {
             g->draining = 1;
             drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;
@@ -389,6 +396,10 @@ int gw_server_mode(const struct gw_options *o)
                                     (unsigned)o->handshake_timeout_ms);
     if (mbsc_server_address(g.srv, addr, sizeof addr) != MBSC_OK)
         goto out;
+    if (o->control != NULL && (g.control = gw_control_open(o->control, why, sizeof why)) == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        goto out;
+    }
     /* Scripts wait for this line instead of sleeping: flush it at once. */
     if (printf("listening on %s\n", addr) < 0 || fflush(stdout) == EOF) {
         gw_log(GW_ERR, "cannot write to stdout");
@@ -400,6 +411,7 @@ int gw_server_mode(const struct gw_options *o)
     gw_notify("READY=1");
     rc = run(&g);
 out:
+    gw_control_close(g.control);
     mbsc_server_free(g.srv); /* before the configs it borrows */
     gw_mux_free(g.mux);
     gw_upstream_free(g.up);
