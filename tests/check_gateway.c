@@ -396,6 +396,34 @@ START_TEST(t_status_command)
 }
 END_TEST
 
+START_TEST(t_unit_ids_0_and_255)
+{
+    struct gwp g;
+    modbus_t *m;
+    uint16_t v = 0;
+
+    /*
+     * 0 (broadcast on a serial line) and 255 (the Modbus/TCP "no sub-unit")
+     * are forwarded like any other unit id, and the answer must carry the
+     * same one; libmodbus's TCP server answers both.
+     */
+    two_masters_allowed(NULL, NULL);
+    plc_set_register(&plc, 5, 505);
+    start_server(&g, 0, "127.0.0.1:0");
+    m = master(&g, 0);
+    ck_assert_int_eq(modbus_set_slave(m, 0), 0);
+    ck_assert_int_eq(modbus_read_registers(m, 5, 1, &v), 1);
+    ck_assert_uint_eq(v, 505);
+    ck_assert_int_eq(modbus_write_register(m, 5, 506), 1);
+    ck_assert_uint_eq(plc_register(&plc, 5), 506);
+    ck_assert_int_eq(modbus_set_slave(m, 255), 0);
+    ck_assert_int_eq(modbus_read_registers(m, 5, 1, &v), 1);
+    ck_assert_uint_eq(v, 506);
+    mbsc_modbus_close(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(t_roles_read_only_master)
 {
     struct gwp g;
@@ -878,6 +906,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_forwards_reads_and_writes);
     tcase_add_test(tc, t_drain_refuses_new_answers_in_flight);
     tcase_add_test(tc, t_status_command);
+    tcase_add_test(tc, t_unit_ids_0_and_255);
     tcase_add_test(tc, t_roles_read_only_master);
     tcase_add_test(tc, t_two_masters_share_one_upstream);
     tcase_add_test(tc, t_plc_goes_away_and_comes_back);
