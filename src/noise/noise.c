@@ -404,23 +404,9 @@ done:
     return ret;
 }
 
-int mbsc_noise_set_ephemeral_for_testing(mbsc_noise *hs, const uint8_t e_priv[MBSC_NOISE_DHLEN])
+int mbsc_noise_abort(mbsc_noise *hs, int err)
 {
-    int ret = MBSC_OK;
-
-    if (hs == NULL)
-        return MBSC_ERR_INVALID_ARG;
-    if (hs->state_ == ST_FAILED)
-        ret = hs->error_;
-    else if (e_priv == NULL)
-        ret = MBSC_ERR_INVALID_ARG;
-    else if (hs->state_ != ST_ACTIVE || hs->has_e_)
-        ret = MBSC_ERR_STATE;
-    if (ret != MBSC_OK)
-        return fail(hs, ret);
-    memcpy(hs->e_priv_, e_priv, MBSC_NOISE_DHLEN);
-    hs->e_fixed_ = 1;
-    return MBSC_OK;
+    return hs == NULL ? MBSC_ERR_INVALID_ARG : fail(hs, err);
 }
 
 int mbsc_noise_next_overhead(const mbsc_noise *hs)

@@ -97,11 +97,20 @@ MBSC_WUR int mbsc_noise_init(mbsc_noise *hs, enum mbsc_noise_pattern p, int init
 /*
  * Tests only: use e_priv as this party's ephemeral private key instead of
  * drawing it with randombytes_buf().  Valid after init and before this
- * party writes its `e` token; MBSC_ERR_STATE otherwise.  Never call it in
- * production: a reused ephemeral key destroys forward secrecy.
+ * party writes its `e` token; MBSC_ERR_STATE otherwise.  Defined in
+ * src/testing/noise_testing.c, which is linked only into the tests (never
+ * into libmbsc): a reused ephemeral key destroys forward secrecy.
  */
 MBSC_WUR int mbsc_noise_set_ephemeral_for_testing(mbsc_noise *hs,
                                                   const uint8_t e_priv[MBSC_NOISE_DHLEN]);
+
+/*
+ * Make hs fail with err, as any failed call does: the state is wiped and
+ * every later call returns the first error.  Returns that sticky error, or
+ * MBSC_ERR_INVALID_ARG if hs is NULL.  For code outside noise.c that checks
+ * its own preconditions on hs (the tests' helper above).
+ */
+int mbsc_noise_abort(mbsc_noise *hs, int err);
 
 /*
  * Bytes that the next handshake message adds to its payload (keys and

@@ -309,7 +309,8 @@ static int handle_frame(mbsc_session *s, const uint8_t *body, size_t body_len)
 
 /* ---- public API ------------------------------------------------------------ */
 
-static mbsc_session *session_create(const mbsc_config *cfg, const uint8_t *e_priv, int *err)
+mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hook hook,
+                                  const void *hook_arg, int *err)
 {
     mbsc_session *s;
     int master, rc;
@@ -345,8 +346,8 @@ static mbsc_session *session_create(const mbsc_config *cfg, const uint8_t *e_pri
     rc = mbsc_noise_init(&s->noise, MBSC_NOISE_IKPSK2, master, (const uint8_t *)MBSC_PROLOGUE,
                          strlen(MBSC_PROLOGUE), cfg->keypair.private_key,
                          master ? cfg->peer_key : NULL, cfg->has_psk ? cfg->psk : NULL);
-    if (rc == MBSC_OK && e_priv != NULL)
-        rc = mbsc_noise_set_ephemeral_for_testing(&s->noise, e_priv);
+    if (rc == MBSC_OK && hook != NULL)
+        rc = hook(&s->noise, hook_arg);
     if (rc == MBSC_OK && master) {
         /* Message 1: version, count, our ids in order of preference. */
         uint8_t offer[OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER];
@@ -367,13 +368,7 @@ static mbsc_session *session_create(const mbsc_config *cfg, const uint8_t *e_pri
 
 MBSC_API mbsc_session *mbsc_session_new(const mbsc_config *cfg, int *err)
 {
-    return session_create(cfg, NULL, err);
-}
-
-mbsc_session *mbsc_session_new_for_testing(const mbsc_config *cfg,
-                                           const uint8_t e_priv[MBSC_KEY_BYTES], int *err)
-{
-    return session_create(cfg, e_priv, err);
+    return mbsc_session_create(cfg, NULL, NULL, err);
 }
 
 MBSC_API void mbsc_session_free(mbsc_session *s)

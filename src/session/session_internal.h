@@ -24,9 +24,21 @@ struct mbsc_config {
 };
 
 /*
+ * mbsc_session_new, with hook(&noise, hook_arg) called on the fresh
+ * handshake state before the first message is written (hook may be NULL).
+ * A hook error fails the creation with that code.  Only the tests pass a
+ * hook (src/testing/session_testing.c).
+ */
+struct mbsc_noise;
+typedef int (*mbsc_session_noise_hook)(struct mbsc_noise *hs, const void *hook_arg);
+mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hook hook,
+                                  const void *hook_arg, int *err);
+
+/*
  * mbsc_session_new with a fixed ephemeral private key instead of a random
- * one, so that tests can reproduce published handshake bytes.  Never used
- * by production code: a reused ephemeral key destroys forward secrecy.
+ * one, so that tests can reproduce published handshake bytes.  Defined in
+ * src/testing/session_testing.c, linked only into the tests (never into
+ * libmbsc): a reused ephemeral key destroys forward secrecy.
  */
 mbsc_session *mbsc_session_new_for_testing(const mbsc_config *cfg,
                                            const uint8_t e_priv[MBSC_KEY_BYTES], int *err);

@@ -1,0 +1,25 @@
+/*
+ * testing/session_testing.c - sessions with a fixed ephemeral key, for the
+ * tests that compare handshake bytes with the mbsc/1 protocol vectors.
+ *
+ * Part of libmbsc-testing.la, which only the test programs and fuzzers
+ * link: libmbsc itself has no such entry point.
+ */
+#include "noise/noise.h"
+#include "session/session_internal.h"
+
+static int fix_ephemeral(struct mbsc_noise *hs, const void *e_priv)
+{
+    return mbsc_noise_set_ephemeral_for_testing(hs, e_priv);
+}
+
+mbsc_session *mbsc_session_new_for_testing(const mbsc_config *cfg,
+                                           const uint8_t e_priv[MBSC_KEY_BYTES], int *err)
+{
+    if (e_priv == NULL) {
+        if (err != NULL)
+            *err = MBSC_ERR_INVALID_ARG;
+        return NULL;
+    }
+    return mbsc_session_create(cfg, fix_ephemeral, e_priv, err);
+}
