@@ -7,18 +7,24 @@
  * Python's base64 module) and libsodium's independent base64 encoder.
  *
  * Files live in a fresh mkdtemp directory under $TMPDIR (or /tmp) that the
- * fixture removes.  Tests run as root in CI: the permission rule looks at
- * mode bits only, so nothing here relies on EACCES.
+ * fixture removes.  Tests run as root in CI, so nothing here relies on
+ * EACCES; the ownership rules (trust.c) are tested as root and, from a
+ * forked child that drops to uid 65534, as an unprivileged user.
  */
+/* setresuid, setresgid, setgroups (to drop to an unprivileged user). */
+#define _GNU_SOURCE
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "keys/keyio.h"
@@ -732,6 +738,332 @@ START_TEST(test_load_through_symlink)
 }
 END_TEST
 
+/* --- Who may change a key file (trust.c, docs/keys.md) -------------------- */
+
+/*
+ * Each case builds a small tree under a fresh directory in /tmp (root-owned
+ * and sticky, which the rule accepts), then loads one file from it in a
+ * child process, as the test's own user and, when the test runs as root,
+ * also as an unprivileged one (uid/gid 65534, "nobody", set with
+ * setresuid in the child).  "ours" is the loading user, "other" a third
+ * uid; cases that need a file owned by someone else are skipped with a
+ * message when the test cannot chown.
+ */
+#define TRUST_NOBODY ((uid_t)65534)
+#define TRUST_OTHER  ((uid_t)65533)
+
+struct trust_ids {
+    uid_t ours, other;
+    int can_chown; /* running as root: every owner can be set up */
+};
+
+static char trust_base[64];
+
+enum trust_kind { T_SECRET, T_PUBLIC, T_LIST };
+
+struct trust_case {
+    const char *name;
+    int needs_chown;
+    void (*setup)(const struct trust_ids *id);
+    const char *load;  /* path under trust_base ("" = relative, see cwd) */
+    const char *cwd;   /* if set: chdir here (under trust_base) and load `load` relatively */
+    enum trust_kind kind;
+    int expect;        /* MBSC_OK or the error */
+    const char *why1, *why2; /* substrings of the message (NULL: none) */
+};
+
+static const char *tb(const char *rel)
+{
+    static char buf[4][512];
+    static int slot;
+    char *p = buf[slot++ & 3];
+    snprintf(p, sizeof buf[0], "%s/%s", trust_base, rel);
+    return p;
+}
+
+static void mk_dir(const char *rel, mode_t mode, uid_t owner)
+{
+    ck_assert_int_eq(mkdir(tb(rel), 0700), 0);
+    if (geteuid() == 0)
+        ck_assert_int_eq(chown(tb(rel), owner, (gid_t)owner), 0);
+    ck_assert_int_eq(chmod(tb(rel), mode), 0);
+}
+
+static void mk_file(const char *rel, const char *text, mode_t mode, uid_t owner)
+{
+    write_str(tb(rel), text, mode);
+    if (geteuid() == 0)
+        ck_assert_int_eq(chown(tb(rel), owner, (gid_t)owner), 0);
+    ck_assert_int_eq(chmod(tb(rel), mode), 0);
+}
+
+static void mk_link(const char *rel, const char *target, uid_t owner)
+{
+    ck_assert_int_eq(symlink(target, tb(rel)), 0);
+    if (geteuid() == 0)
+        ck_assert_int_eq(lchown(tb(rel), owner, (gid_t)owner), 0);
+}
+
+#define KEY_LINE ZERO_B64 "\n"
+#define LIST_LINE ALICE_PUB_B64 " alice\n"
+
+static void su_ok(const struct trust_ids *id)
+{
+    mk_dir("d", 0700, id->ours);
+    mk_file("d/k", KEY_LINE, 0600, id->ours);
+}
+static void su_root_file(const struct trust_ids *id)
+{
+    mk_dir("d", 0755, id->ours);
+    mk_file("d/k", KEY_LINE, 0600, 0); /* root's: trusted (readable only if we are root) */
+    (void)id;
+}
+static void su_other_file(const struct trust_ids *id)
+{
+    mk_dir("d", 0755, id->ours);
+    mk_file("d/k", LIST_LINE, 0644, id->other);
+}
+static void su_other_dir(const struct trust_ids *id)
+{
+    mk_dir("d", 0755, id->other);
+    mk_file("d/k", KEY_LINE, 0600, id->ours);
+}
+static void su_group_dir(const struct trust_ids *id)
+{
+    mk_dir("d", 0770, id->ours);
+    mk_file("d/k", KEY_LINE, 0600, id->ours);
+}
+static void su_world_dir(const struct trust_ids *id)
+{
+    mk_dir("d", 0757, id->ours);
+    mk_file("d/k", LIST_LINE, 0644, id->ours);
+}
+static void su_grandparent(const struct trust_ids *id)
+{
+    mk_dir("a", 0777, id->ours);
+    mk_dir("a/b", 0700, id->ours);
+    mk_file("a/b/k", KEY_LINE, 0600, id->ours);
+}
+static void su_sticky_root(const struct trust_ids *id)
+{
+    mk_dir("d", 01777, 0);
+    mk_file("d/k", KEY_LINE, 0600, id->ours);
+}
+static void su_sticky_user(const struct trust_ids *id)
+{
+    /* sticky but not root's: its owner could still swap our file */
+    mk_dir("d", 01777, id->ours == 0 ? id->other : id->ours);
+    mk_file("d/k", KEY_LINE, 0600, id->ours);
+}
+static void su_sticky_theirs(const struct trust_ids *id)
+{
+    /* in a root-owned sticky dir, but the entry is someone else's */
+    mk_dir("d", 01777, 0);
+    mk_file("d/k", LIST_LINE, 0644, id->other);
+}
+static void su_link_good(const struct trust_ids *id)
+{
+    mk_dir("real", 0700, id->ours);
+    mk_file("real/k", KEY_LINE, 0600, id->ours);
+    mk_dir("d", 0700, id->ours);
+    mk_link("d/k", "../real/k", id->ours);
+}
+static void su_link_bad_target_dir(const struct trust_ids *id)
+{
+    mk_dir("open", 0777, id->ours);
+    mk_file("open/k", KEY_LINE, 0600, id->ours);
+    mk_dir("d", 0700, id->ours);
+    mk_link("d/k", "../open/k", id->ours);
+}
+static void su_link_abs_bad_target(const struct trust_ids *id)
+{
+    mk_dir("open", 0777, id->ours);
+    mk_file("open/k", LIST_LINE, 0644, id->ours);
+    mk_dir("d", 0700, id->ours);
+    mk_link("d/k", tb("open/k"), id->ours);
+}
+static void su_link_dir_bad(const struct trust_ids *id)
+{
+    /* a link to a directory: the target's own dirs are checked too */
+    mk_dir("open", 0777, id->ours);
+    mk_dir("open/keys", 0700, id->ours);
+    mk_file("open/keys/k", KEY_LINE, 0600, id->ours);
+    mk_dir("d", 0700, id->ours);
+    mk_link("d/keys", "../open/keys", id->ours);
+}
+static void su_link_other_owner(const struct trust_ids *id)
+{
+    mk_dir("d", 01777, 0);
+    mk_dir("real", 0700, id->ours);
+    mk_file("real/k", KEY_LINE, 0600, id->ours);
+    mk_link("d/k", "../real/k", id->other);
+}
+static void su_link_loop(const struct trust_ids *id)
+{
+    mk_dir("d", 0700, id->ours);
+    mk_link("d/k", "k2", id->ours);
+    mk_link("d/k2", "k", id->ours);
+}
+static void su_dotdot(const struct trust_ids *id)
+{
+    mk_dir("open", 0777, id->ours);
+    mk_dir("d", 0700, id->ours);
+    mk_file("d/k", KEY_LINE, 0600, id->ours);
+}
+
+static const struct trust_case trust_cases[] = {
+    {"owned by us, private dir", 0, su_ok, "d/k", NULL, T_SECRET, MBSC_OK, NULL, NULL},
+    {"public key, private dir", 0, su_ok, "d/k", NULL, T_PUBLIC, MBSC_OK, NULL, NULL},
+    {"root's file", 1, su_root_file, "d/k", NULL, T_SECRET, -1, NULL, NULL},
+    {"another user's allow-list", 1, su_other_file, "d/k", NULL, T_LIST,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "owned by uid", "fix: chown"},
+    {"another user's public key", 1, su_other_file, "d/k", NULL, T_PUBLIC,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "owned by uid", "fix: chown"},
+    {"dir owned by another user", 1, su_other_dir, "d/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "directory", "fix: chown"},
+    {"group-writable dir", 0, su_group_dir, "d/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "writable by group or others (mode 0770)", "chmod go-w"},
+    {"world-writable dir, allow-list", 0, su_world_dir, "d/k", NULL, T_LIST,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "mode 0757", "chmod go-w"},
+    {"world-writable grandparent", 0, su_grandparent, "a/b/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "/a is writable", "chmod go-w"},
+    {"sticky dir owned by root", 1, su_sticky_root, "d/k", NULL, T_SECRET, MBSC_OK, NULL, NULL},
+    {"sticky dir not owned by root", 0, su_sticky_user, "d/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "directory", "/d"},
+    {"someone else's file in a sticky dir", 1, su_sticky_theirs, "d/k", NULL, T_LIST,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "owned by uid", "fix: chown"},
+    {"symlink, trusted target", 0, su_link_good, "d/k", NULL, T_SECRET, MBSC_OK, NULL, NULL},
+    {"symlink into a writable dir", 0, su_link_bad_target_dir, "d/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "/open is writable", "chmod go-w"},
+    {"absolute symlink into a writable dir", 0, su_link_abs_bad_target, "d/k", NULL, T_PUBLIC,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "/open is writable", "chmod go-w"},
+    {"symlinked dir inside a writable dir", 0, su_link_dir_bad, "d/keys/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "/open is writable", NULL},
+    {"symlink owned by another user", 1, su_link_other_owner, "d/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "symbolic link", "owned by uid"},
+    {"symlink loop", 0, su_link_loop, "d/k", NULL, T_SECRET, MBSC_ERR_KEY_FILE_UNREADABLE,
+     "d/k: ", NULL},
+    {"relative path, trusted cwd", 0, su_ok, "k", "d", T_SECRET, MBSC_OK, NULL, NULL},
+    {"relative path, cwd below a writable dir", 0, su_grandparent, "k", "a/b", T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "/a is writable", NULL},
+    {"dot-dot through a writable dir", 0, su_dotdot, "open/../d/k", NULL, T_SECRET,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "/open is writable", NULL},
+    {"dot-dot, trusted dirs", 0, su_dotdot, "d/../d/./k", NULL, T_SECRET, MBSC_OK, NULL, NULL},
+};
+
+/* In the child: load as id, compare; exit status 0 = as expected. */
+static int trust_child(const struct trust_case *c, const struct trust_ids *id, int drop)
+{
+    char why[MBSC_WHY_SIZE + 512];
+    const char *path = tb(c->load);
+    int rc, expect = c->expect;
+
+    if (drop) {
+        if (setgroups(0, NULL) != 0 || setresgid((gid_t)id->ours, (gid_t)id->ours,
+                                                 (gid_t)id->ours) != 0 ||
+            setresuid(id->ours, id->ours, id->ours) != 0) {
+            fprintf(stderr, "cannot become uid %lu: %s\n", (unsigned long)id->ours,
+                    strerror(errno));
+            return 2;
+        }
+    }
+    if (c->cwd != NULL) {
+        if (chdir(tb(c->cwd)) != 0)
+            return 2;
+        path = c->load;
+    }
+    /* root's file: trusted, but unprivileged users cannot read a 0600 file */
+    if (expect == -1)
+        expect = geteuid() == 0 ? MBSC_OK : MBSC_ERR_KEY_FILE_UNREADABLE;
+    why[0] = 'x';
+    if (c->kind == T_SECRET) {
+        mbsc_keypair kp;
+        rc = mbsc_keypair_load(&kp, path, why, sizeof why);
+        mbsc_keypair_wipe(&kp);
+    } else if (c->kind == T_PUBLIC) {
+        uint8_t pub[32];
+        rc = mbsc_public_key_load(pub, path, why, sizeof why);
+    } else {
+        mbsc_allowlist *al = NULL;
+        rc = mbsc_allowlist_load(&al, path, why, sizeof why);
+        mbsc_allowlist_free(al);
+    }
+    if (rc != expect || (c->why1 != NULL && strstr(why, c->why1) == NULL) ||
+        (c->why2 != NULL && strstr(why, c->why2) == NULL) ||
+        (rc != MBSC_OK && strstr(why, path) != why)) {
+        fprintf(stderr, "trust case '%s' as uid %lu: got %d (%s), expected %d with '%s' '%s'\n",
+                c->name, (unsigned long)geteuid(), rc, why, expect, c->why1 ? c->why1 : "",
+                c->why2 ? c->why2 : "");
+        return 1;
+    }
+    return 0;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static void trust_run(const struct trust_case *c, const struct trust_ids *id, int drop)
+{
+    struct stat st;
+    pid_t pid;
+    int status;
+
+    ck_assert_int_eq(lstat("/tmp", &st), 0);
+    if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 01000) == 0) {
+        fprintf(stderr, "check_keys: SKIP trust case '%s': /tmp is not a root-owned sticky "
+                        "directory\n", c->name);
+        return;
+    }
+    ck_assert_int_lt(snprintf(trust_base, sizeof trust_base, "/tmp/mbsc-trust-XXXXXX"),
+                     (int)sizeof trust_base);
+    ck_assert_ptr_nonnull(mkdtemp(trust_base));
+    ck_assert_int_eq(chmod(trust_base, 0755), 0); /* reachable by the dropped user */
+    if (geteuid() == 0)
+        ck_assert_int_eq(chown(trust_base, 0, 0), 0);
+    c->setup(id);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(trust_child(c, id, drop));
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    (void)nftw(trust_base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "trust case '%s' as uid %lu failed",
+                  c->name, (unsigned long)id->ours);
+}
+
+START_TEST(test_trust_as_self)
+{
+    const struct trust_case *c = &trust_cases[_i];
+    struct trust_ids id = {geteuid(), geteuid() == 0 ? TRUST_NOBODY : TRUST_OTHER,
+                           geteuid() == 0};
+
+    if (c->needs_chown && !id.can_chown) {
+        fprintf(stderr, "check_keys: SKIP trust case '%s' as uid %lu: needs root to set up\n",
+                c->name, (unsigned long)id.ours);
+        return;
+    }
+    trust_run(c, &id, 0);
+}
+END_TEST
+
+START_TEST(test_trust_as_unprivileged)
+{
+    const struct trust_case *c = &trust_cases[_i];
+    struct trust_ids id = {TRUST_NOBODY, TRUST_OTHER, 1};
+
+    if (geteuid() != 0) {
+        if (_i == 0)
+            fprintf(stderr, "check_keys: SKIP trust cases as uid %lu: the test is not root\n",
+                    (unsigned long)TRUST_NOBODY);
+        return;
+    }
+    trust_run(c, &id, 1);
+}
+END_TEST
+
 /* --- Allow-list ----------------------------------------------------------- */
 
 static const char good_list[] =
@@ -1055,6 +1387,13 @@ Suite *keys_suite(void)
     tcase_add_test(tc, test_load_too_large);
     tcase_add_test(tc, test_why_bounds);
     tcase_add_test(tc, test_load_through_symlink);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("trust");
+    tcase_add_loop_test(tc, test_trust_as_self, 0,
+                        (int)(sizeof trust_cases / sizeof trust_cases[0]));
+    tcase_add_loop_test(tc, test_trust_as_unprivileged, 0,
+                        (int)(sizeof trust_cases / sizeof trust_cases[0]));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("allowlist");

@@ -15,7 +15,21 @@
  *    file or an allow-list is not secret, but whoever can change it can
  *    impersonate a peer, so it must not be writable by group or others
  *    (mode & 022 == 0), as ssh requires of authorized_keys; otherwise the
- *    same error.  Only the mode bits are checked (this also holds for root).
+ *    same error.
+ *
+ *  - Who may change it (all four kinds of file, as OpenSSH's StrictModes):
+ *    the file must be owned by the effective user or root, and so must
+ *    every directory from "/" down to it and every symbolic link on the
+ *    way (links are followed, and their targets' directories checked the
+ *    same way; a relative path is checked from the working directory up).
+ *    No such directory may be writable by group or others, unless it has
+ *    the sticky bit and is owned by root (/tmp): there nobody else can
+ *    rename or remove our file, and a file someone else put there fails
+ *    the owner rule.  A refusal is MBSC_ERR_KEY_FILE_PERMISSIONS, and its
+ *    message names the file, what is wrong and the fix, e.g.
+ *        "k: directory /srv/keys is writable by group or others (mode
+ *         0775), who could replace the file; fix: chmod go-w /srv/keys, ..."
+ *    The rules apply to root as well (root's files must be root's).
  *
  *  - An allow-list has one master per line: "<base64 key> <name> [role]",
  *    fields separated by spaces or tabs.  "#" starts a comment that runs to
@@ -31,7 +45,8 @@
  * When why is not NULL and why_len > 0, a failing call stores one line of
  * text there without a trailing newline, such as
  *     "keys/allow.txt:7: bad base64 key"
- *     "master.key: permissions 0644 are too open (must be 0600 or stricter)"
+ *     "master.key: permissions 0644 are too open (must be 0600 or stricter);
+ *      fix: chmod 600 master.key"
  * truncated to why_len - 1 bytes and always NUL-terminated; nothing is
  * written beyond why_len bytes.  On success why is set to "".  The text
  * never contains key material.  MBSC_WHY_SIZE bytes are always enough for
@@ -72,7 +87,8 @@ extern "C" {
 
 /* Larger key files are refused without being read further. */
 #define MBSC_KEYFILE_MAX_BYTES 4096u
-/* Larger allow-list files are refused. */
+/* Larger allow-list files are refused (the loader allocates the file's
+ * size, not this limit). */
 #define MBSC_ALLOWLIST_MAX_BYTES (1024u * 1024u)
 /* Longest allow-list line in bytes, without its LF or CRLF. */
 #define MBSC_ALLOWLIST_LINE_MAX 1024u
@@ -161,12 +177,17 @@ MBSC_API MBSC_WUR int mbsc_public_key_save(const char *path,
                                            char *why, size_t why_len);
 
 /*
- * Read the private key file at path (symlinks followed) and fill kp with
- * it and its public key.  The permission check uses fstat on the opened
- * descriptor, so it applies to the file actually read.
+ * Read the private key file at path (symlinks followed, under the rules
+ * above) and fill kp with it and its public key.  The owner and mode
+ * checks use fstat on the opened descriptor, so they apply to the file
+ * actually read.
  * Returns MBSC_OK, or on failure (kp zeroed):
- *   MBSC_ERR_KEY_FILE_UNREADABLE   missing, not a regular file, read error
- *   MBSC_ERR_KEY_FILE_PERMISSIONS  mode & 077 != 0
+ *   MBSC_ERR_KEY_FILE_UNREADABLE   missing, not a regular file, read error,
+ *                                  symbolic link loop
+ *   MBSC_ERR_KEY_FILE_PERMISSIONS  mode & 077 != 0, or the file, a directory
+ *                                  on its path or a link on the way fails
+ *                                  the "who may change it" rule
+ *   MBSC_ERR_NOMEM                 out of memory (long paths)
  *   MBSC_ERR_KEY_FILE_FORMAT       not one canonical base64 key line, or
  *                                  larger than MBSC_KEYFILE_MAX_BYTES
  *   MBSC_ERR_INVALID_ARG           kp or path NULL
@@ -200,7 +221,8 @@ typedef struct mbsc_allowlist mbsc_allowlist;
  * path as given: "path:LINE: message".
  * Returns MBSC_OK, or on failure (*out set to NULL):
  *   MBSC_ERR_KEY_FILE_UNREADABLE   missing, not a regular file, read error
- *   MBSC_ERR_KEY_FILE_PERMISSIONS  group- or world-writable (mode & 022)
+ *   MBSC_ERR_KEY_FILE_PERMISSIONS  group- or world-writable (mode & 022), or
+ *                                  the "who may change it" rule above
  *   MBSC_ERR_ALLOWLIST_SYNTAX      a bad line, or a file larger than
  *                                  MBSC_ALLOWLIST_MAX_BYTES
  *   MBSC_ERR_ALLOWLIST_DUPLICATE   a key listed twice

@@ -344,13 +344,9 @@ MBSC_API int mbsc_allowlist_load(mbsc_allowlist **out, const char *path, char *w
         return MBSC_ERR_INVALID_ARG;
     }
     *out = NULL;
-    buf = malloc(MBSC_ALLOWLIST_MAX_BYTES);
-    if (buf == NULL) {
-        mbsc_why(why, why_len, "%s: out of memory", path);
-        return MBSC_ERR_NOMEM;
-    }
-    rc =
-        mbsc_keyio_read(path, MBSC_KEYIO_PUBLIC, buf, MBSC_ALLOWLIST_MAX_BYTES, &len, why, why_len);
+    /* A buffer the size of the file, not of the limit. */
+    rc = mbsc_keyio_read_alloc(path, MBSC_KEYIO_PUBLIC, MBSC_ALLOWLIST_MAX_BYTES, &buf, &len, why,
+                               why_len);
     if (rc == MBSC_ERR_BUFFER_TOO_SMALL)
         rc = MBSC_ERR_ALLOWLIST_SYNTAX;
     else if (rc == MBSC_OK)

@@ -1,8 +1,9 @@
 /*
  * keyio.c - file access for keys and allow-lists (see keyio.h).
  *
- * Reading: open first, then fstat the descriptor, so the type and mode
- * checked are those of the file read (no stat-then-open race).  O_NONBLOCK
+ * Reading: the path and its directories are checked first (trust.c), then
+ * the resolved path is opened and the descriptor fstat'ed, so the type,
+ * owner and mode checked are those of the file read.  O_NONBLOCK
  * keeps a FIFO planted at the path from hanging the caller; it is refused
  * as not a regular file anyway.
  *
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,49 +60,88 @@ static int read_bounded(int fd, uint8_t *buf, size_t cap, size_t *len)
     return more > 0 ? 1 : 0;
 }
 
-int mbsc_keyio_read(const char *path, unsigned forbidden, uint8_t *buf, size_t cap, size_t *len,
-                    char *why, size_t why_len)
+/*
+ * Open path for reading after mbsc_keyio_resolve_trusted, and check on the
+ * descriptor what the loaders require.  Returns the descriptor (>= 0) with
+ * *st filled, or an error code with why set.
+ */
+static int open_checked(const char *path, unsigned forbidden, struct stat *st, char *why,
+                        size_t why_len)
 {
-    struct stat st;
+    struct stat checked;
+    char *resolved;
     unsigned mode;
     int fd, rc;
 
-    *len = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    rc = mbsc_keyio_resolve_trusted(path, &resolved, &checked, why, why_len);
+    if (rc != MBSC_OK)
+        return rc;
+    /* O_NOFOLLOW: the resolved path has no link left, so none may appear. */
+    fd = open(resolved, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    free(resolved);
     if (fd < 0) {
         mbsc_why(why, why_len, "%s: %s", path, mbsc_os_error(errno));
         return MBSC_ERR_KEY_FILE_UNREADABLE;
     }
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, st) != 0) {
         mbsc_why(why, why_len, "%s: %s", path, mbsc_os_error(errno));
         rc = MBSC_ERR_KEY_FILE_UNREADABLE;
-        goto out;
+        goto fail;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->st_mode)) {
         mbsc_why(why, why_len, "%s: not a regular file", path);
         rc = MBSC_ERR_KEY_FILE_UNREADABLE;
-        goto out;
+        goto fail;
     }
-    mode = (unsigned)st.st_mode & 07777u;
+    if (st->st_dev != checked.st_dev || st->st_ino != checked.st_ino) {
+        /* Only we or root could have done it (trust.c); still, say so. */
+        mbsc_why(why, why_len, "%s: replaced while its directories were checked; try again",
+                 path);
+        rc = MBSC_ERR_KEY_FILE_UNREADABLE;
+        goto fail;
+    }
+    if (!mbsc_keyio_owner_ok(st->st_uid)) {
+        mbsc_why(why, why_len,
+                 "%s: owned by uid %lu, who could change it (it must be owned by uid %lu, "
+                 "the user loading it, or root); fix: chown %lu %s",
+                 path, (unsigned long)st->st_uid, (unsigned long)geteuid(),
+                 (unsigned long)geteuid(), path);
+        rc = MBSC_ERR_KEY_FILE_PERMISSIONS;
+        goto fail;
+    }
+    mode = (unsigned)st->st_mode & 07777u;
     if ((mode & forbidden) != 0) {
         if (forbidden == MBSC_KEYIO_SECRET)
             mbsc_why(why, why_len,
-                          "%s: permissions %04o are too open (must be 0600 or stricter)", path,
-                          mode);
+                     "%s: permissions %04o are too open (must be 0600 or stricter); fix: "
+                     "chmod 600 %s",
+                     path, mode, path);
         else
             mbsc_why(why, why_len,
-                          "%s: permissions %04o let others change it (must not be group- or "
-                          "world-writable)",
-                          path, mode);
+                     "%s: permissions %04o let others change it (must not be group- or "
+                     "world-writable); fix: chmod go-w %s",
+                     path, mode, path);
         rc = MBSC_ERR_KEY_FILE_PERMISSIONS;
-        goto out;
+        goto fail;
     }
+    return fd;
+fail:
+    (void)close(fd);
+    return rc;
+}
+
+/* read_bounded into buf, with the loaders' messages; closes fd. */
+static int read_and_close(int fd, const char *path, uint8_t *buf, size_t cap, size_t *len,
+                          size_t limit, char *why, size_t why_len)
+{
+    int rc;
+
     switch (read_bounded(fd, buf, cap, len)) {
     case 0:
         rc = MBSC_OK;
         break;
     case 1:
-        mbsc_why(why, why_len, "%s: file too large (over %zu bytes)", path, cap);
+        mbsc_why(why, why_len, "%s: file too large (over %zu bytes)", path, limit);
         rc = MBSC_ERR_BUFFER_TOO_SMALL;
         break;
     default:
@@ -108,9 +149,62 @@ int mbsc_keyio_read(const char *path, unsigned forbidden, uint8_t *buf, size_t c
         rc = MBSC_ERR_KEY_FILE_UNREADABLE;
         break;
     }
-out:
     (void)close(fd);
     return rc;
+}
+
+int mbsc_keyio_read(const char *path, unsigned forbidden, uint8_t *buf, size_t cap, size_t *len,
+                    char *why, size_t why_len)
+{
+    struct stat st;
+    int fd;
+
+    *len = 0;
+    fd = open_checked(path, forbidden, &st, why, why_len);
+    if (fd < 0)
+        return fd;
+    return read_and_close(fd, path, buf, cap, len, cap, why, why_len);
+}
+
+int mbsc_keyio_read_alloc(const char *path, unsigned forbidden, size_t max, uint8_t **out,
+                          size_t *len, char *why, size_t why_len)
+{
+    struct stat st;
+    size_t cap;
+    uint8_t *buf;
+    int fd, rc;
+
+    *out = NULL;
+    *len = 0;
+    fd = open_checked(path, forbidden, &st, why, why_len);
+    if (fd < 0)
+        return fd;
+    if (st.st_size < 0 || (uintmax_t)st.st_size > max) {
+        (void)close(fd);
+        mbsc_why(why, why_len, "%s: file too large (over %zu bytes)", path, max);
+        return MBSC_ERR_BUFFER_TOO_SMALL;
+    }
+    /* Exactly the size from fstat (one byte for an empty file); a file
+     * that grew since is reported, not cut short. */
+    cap = (size_t)st.st_size;
+    buf = malloc(cap > 0 ? cap : 1);
+    if (buf == NULL) {
+        (void)close(fd);
+        mbsc_why(why, why_len, "%s: out of memory", path);
+        return MBSC_ERR_NOMEM;
+    }
+    rc = read_and_close(fd, path, buf, cap, len, max, why, why_len);
+    if (rc == MBSC_ERR_BUFFER_TOO_SMALL) {
+        mbsc_why(why, why_len, "%s: the file grew while it was read; try again", path);
+        rc = MBSC_ERR_KEY_FILE_UNREADABLE;
+    }
+    if (rc != MBSC_OK) {
+        free(buf);
+        *len = 0;
+        return rc;
+    }
+    *out = buf;
+    return MBSC_OK;
 }
 
 /* write() all of data; -1 on error (errno set). */
