@@ -10,10 +10,19 @@
  *
  * Exit status 0 on success, 1 on failure, 2 on bad usage.  Every error is one
  * line "mbsc-keygen: <reason>" on stderr.
+ *
+ * Crash safety: whenever the program stops (killed, power cut), each file is
+ * absent or complete (the library writes a synced temporary file and links
+ * it into place), and PATH.pub is missing or matches PATH: the .pub is
+ * written last, and "--pub PATH" repairs a missing one.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -78,13 +87,73 @@ static char *pub_path(const char *path)
     return p;
 }
 
-/* A new key pair: the private key at path, the public key at pub. */
+/* 1 if something (a file, a dangling symlink) has the name path. */
+static int exists(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) == 0;
+}
+
+/* fsync the directory that holds path, so that a removal there is durable. */
+static void sync_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir =
+        slash == NULL ? strdup(".") : strndup(path, slash == path ? 1 : (size_t)(slash - path));
+    int fd;
+
+    if (dir == NULL)
+        return; /* best effort, as the library's own directory sync */
+    fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        (void)close(fd);
+    }
+    free(dir);
+}
+
+/*
+ * A new key pair: the private key at path, then the public key at pub.
+ * The two appear as a pair or the .pub is missing, never a .pub of another
+ * key, whenever the program stops: the .pub is written last (each file is
+ * itself written crash-safely by the library), and with --force the old
+ * .pub is removed before the old private key is replaced.  A missing .pub
+ * is what '--pub PATH' repairs, and a rerun says so.
+ */
 static int make_pair(const char *path, const char *pub, unsigned flags)
 {
     char why[MBSC_WHY_SIZE + 4096];
     mbsc_keypair kp;
     int rc;
 
+    if (!(flags & MBSC_KEY_SAVE_OVERWRITE)) {
+        if (exists(path) && !exists(pub)) {
+            fprintf(stderr,
+                    PROG ": %s: file exists without %s (an interrupted run?); run '" PROG
+                         " --pub %s' to write the public key, or give --force for a new pair\n",
+                    path, pub, path);
+            return EXIT_FAILURE;
+        }
+        if (exists(path)) {
+            fprintf(stderr, PROG ": %s: file exists (refusing to overwrite it)\n", path);
+            return EXIT_FAILURE;
+        }
+        if (exists(pub)) {
+            fprintf(stderr,
+                    PROG ": %s: file exists without its private key %s (refusing to overwrite "
+                         "it); remove it or give --force\n",
+                    pub, path);
+            return EXIT_FAILURE;
+        }
+    } else {
+        if (unlink(pub) != 0 && errno != ENOENT) {
+            fprintf(stderr, PROG ": %s: cannot remove the old public key: %s\n", pub,
+                    strerror(errno));
+            return EXIT_FAILURE;
+        }
+        sync_dir_of(pub);
+    }
     if (mbsc_keypair_generate(&kp) != MBSC_OK)
         return fail("cannot generate a key pair");
     if (mbsc_private_key_save(path, kp.private_key, flags, why, sizeof why) != MBSC_OK) {
@@ -95,6 +164,7 @@ static int make_pair(const char *path, const char *pub, unsigned flags)
          * replaced the old one, so keep it and say how to finish. */
         if (!(flags & MBSC_KEY_SAVE_OVERWRITE)) {
             (void)remove(path);
+            sync_dir_of(path);
             rc = fail(why);
         } else {
             fprintf(stderr, PROG ": %s (%s was written: run '" PROG " --pub %s')\n", why, path,

@@ -153,13 +153,20 @@ MBSC_API MBSC_WUR int mbsc_key_from_base64(uint8_t key[MBSC_KEY_BYTES], const ch
 
 /*
  * Write private_key to path as one base64 line, mode 0600 whatever the
- * umask.  The file never exists with a wider mode, not even briefly.
+ * umask.  The file never exists with a wider mode, not even briefly, and
+ * path never names a partial file, even if the process or the machine
+ * stops at any point: the key is written to a temporary file in the same
+ * directory (path + ".tmp-" + 16 hex digits), synced, then given its name,
+ * then the directory is synced (best effort).
  * Without MBSC_KEY_SAVE_OVERWRITE in flags an existing path (even a
- * dangling symlink) is an error and is left alone; the file is created
- * with O_EXCL.  With it, the key is written to a temporary file in the
- * same directory, synced, and renamed over path, so readers see the old
- * file or the new one, never a partial one (a symlink at path is replaced,
- * not followed).  The directory is synced afterwards (best effort).
+ * dangling symlink) is an error and is left alone: the name is given with
+ * renameat2(RENAME_NOREPLACE), or link() where that is missing, neither of
+ * which replaces anything.  On a file system that has neither, the file is
+ * created at path with O_EXCL instead (never replaces, but a crash there
+ * can leave a partial file).  With MBSC_KEY_SAVE_OVERWRITE the temporary
+ * file is renamed over path, so readers see the old file or the new one (a
+ * symlink at path is replaced, not followed).  A crash can leave the
+ * temporary file behind; nothing reads it, and it may be removed.
  * Returns MBSC_OK, MBSC_ERR_KEY_FILE_WRITE (details in why; nothing is left
  * behind), or MBSC_ERR_INVALID_ARG (NULL path or key, unknown flag).
  */

@@ -7,10 +7,17 @@
  * keeps a FIFO planted at the path from hanging the caller; it is refused
  * as not a regular file anyway.
  *
- * Writing: the file is created with O_EXCL and its final mode, then
- * fchmod'ed to that mode (the umask could only have narrowed it), before
- * any byte is written: a secret is never in a file others may read.
+ * Writing: the data goes to a temporary file in the same directory,
+ * created with O_EXCL and its final mode, then fchmod'ed to that mode (the
+ * umask could only have narrowed it) before any byte is written: a secret
+ * is never in a file others may read.  The file is synced, then given its
+ * name without replacing anything (renameat2 RENAME_NOREPLACE, or link) or,
+ * when asked to overwrite, renamed over the old one; then the directory is
+ * synced.  So a crash leaves the old state or the new one, never a
+ * truncated key (at worst a temporary file NAME.tmp-XXXXXXXXXXXXXXXX).
  */
+/* renameat2 and RENAME_NOREPLACE (glibc 2.28, musl 1.2.2), where declared. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -276,32 +283,46 @@ static int create_file(const char *name, const uint8_t *data, size_t len, mode_t
     return 0;
 }
 
-int mbsc_keyio_write(const char *path, const uint8_t *data, size_t len, mode_t mode, int overwrite,
-                     char *why, size_t why_len)
+/* Is err how link() or renameat2() says "not on this file system"? */
+static int unsupported(int err)
+{
+    return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP ||
+           err == EPERM;
+}
+
+/*
+ * Give the complete, synced file tmp the name path without replacing
+ * anything: renameat2(RENAME_NOREPLACE) where the kernel and file system
+ * have it, else link() and unlink(tmp).  Both are atomic: path appears
+ * complete or not at all.  Returns 0, 1 if neither is supported here
+ * (tmp untouched), or -1 with errno (EEXIST if path exists).
+ */
+static int link_into_place(const char *tmp, const char *path)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (!unsupported(errno))
+        return -1;
+#endif
+    if (link(tmp, path) == 0) {
+        (void)unlink(tmp); /* path is complete; a leftover tmp is only litter */
+        return 0;
+    }
+    return unsupported(errno) ? 1 : -1;
+}
+
+/* path + ".tmp-" + 16 random hex digits: a new file in path's directory. */
+static char *create_temp(const char *path, const uint8_t *data, size_t len, mode_t mode, int *err)
 {
     static const char hex[] = "0123456789abcdef";
     size_t plen = strlen(path);
     char *tmp;
-    int attempt, err = 0;
+    int attempt;
 
-    if (mbsc_init() != MBSC_OK)
-        return MBSC_ERR_INIT;
-    if (!overwrite) {
-        if (create_file(path, data, len, mode) != 0) {
-            err = errno;
-            mbsc_why(why, why_len, "%s: %s", path,
-                          err == EEXIST ? "file exists (refusing to overwrite it)"
-                                        : mbsc_os_error(err));
-            return MBSC_ERR_KEY_FILE_WRITE;
-        }
-        sync_parent(path);
-        return MBSC_OK;
-    }
-
-    /* path + ".tmp-" + 16 random hex digits, in the same directory */
     if (plen > SIZE_MAX - 32 || (tmp = malloc(plen + 32)) == NULL) {
-        mbsc_why(why, why_len, "%s: out of memory", path);
-        return MBSC_ERR_KEY_FILE_WRITE;
+        *err = ENOMEM;
+        return NULL;
     }
     for (attempt = 0; attempt < 10; attempt++) {
         uint8_t rnd[8];
@@ -315,21 +336,48 @@ int mbsc_keyio_write(const char *path, const uint8_t *data, size_t len, mode_t m
             tmp[plen + 6 + 2 * i] = hex[rnd[i] & 15u];
         }
         tmp[plen + 5 + 2 * sizeof rnd] = '\0';
-        if (create_file(tmp, data, len, mode) == 0) {
-            err = 0;
-            break;
-        }
-        err = errno;
-        if (err != EEXIST)
+        if (create_file(tmp, data, len, mode) == 0)
+            return tmp;
+        *err = errno;
+        if (*err != EEXIST)
             break;
     }
-    if (err == 0 && rename(tmp, path) != 0) {
+    free(tmp);
+    return NULL;
+}
+
+int mbsc_keyio_write(const char *path, const uint8_t *data, size_t len, mode_t mode, int overwrite,
+                     char *why, size_t why_len)
+{
+    char *tmp;
+    int err = 0, r;
+
+    if (mbsc_init() != MBSC_OK)
+        return MBSC_ERR_INIT;
+    /* Complete and synced under a temporary name first, so that path never
+     * names a partial file, whenever the process or the machine stops. */
+    tmp = create_temp(path, data, len, mode, &err);
+    if (tmp == NULL) {
+        mbsc_why(why, why_len, "%s: %s", path, mbsc_os_error(err));
+        return MBSC_ERR_KEY_FILE_WRITE;
+    }
+    if (overwrite) {
+        r = rename(tmp, path) == 0 ? 0 : -1;
+    } else {
+        r = link_into_place(tmp, path);
+        if (r == 1) {
+            /* A file system with neither (some FUSE and network ones): the
+             * old way, O_EXCL at path itself.  Not crash-safe (a crash
+             * mid-write can leave a partial file), but never replaces. */
+            (void)unlink(tmp);
+            r = create_file(path, data, len, mode) == 0 ? 0 : -1;
+        }
+    }
+    if (r != 0) {
         err = errno;
         (void)unlink(tmp);
-    }
-    if (err != 0) {
-        mbsc_why(why, why_len, "%s: %s", err == EEXIST ? tmp : path,
-                      mbsc_os_error(err));
+        mbsc_why(why, why_len, "%s: %s", path,
+                 err == EEXIST ? "file exists (refusing to overwrite it)" : mbsc_os_error(err));
         free(tmp);
         return MBSC_ERR_KEY_FILE_WRITE;
     }
