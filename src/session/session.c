@@ -371,6 +371,11 @@ MBSC_API mbsc_session *mbsc_session_new(const mbsc_config *cfg, int *err)
     return mbsc_session_create(cfg, NULL, NULL, err);
 }
 
+struct mbsc_record_dir *mbsc_session_record_dir(mbsc_session *s, int sending)
+{
+    return sending ? &s->tx : &s->rx;
+}
+
 MBSC_API void mbsc_session_free(mbsc_session *s)
 {
     if (s == NULL)

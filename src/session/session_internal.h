@@ -43,6 +43,25 @@ mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hoo
 mbsc_session *mbsc_session_new_for_testing(const mbsc_config *cfg,
                                            const uint8_t e_priv[MBSC_KEY_BYTES], int *err);
 
+/*
+ * The record layer state of one direction (sending nonzero: ours, else the
+ * peer's), for code that must reach a position no test can wait for: the
+ * fuzzers move both ends of a direction to just before a rekey or the end
+ * of the frame counter (mbsc_session_set_counters_for_testing).
+ */
+struct mbsc_record_dir;
+struct mbsc_record_dir *mbsc_session_record_dir(mbsc_session *s, int sending);
+
+/*
+ * Tests only (src/testing/session_testing.c, never in libmbsc): set the
+ * frame counter of the established session's sending direction to send and
+ * of its receiving direction to recv, as if that many frames had passed
+ * under the current keys (no rekey is done).  Give the peer's opposite
+ * directions the same values, or every later frame fails its tag.
+ * Returns MBSC_OK, or MBSC_ERR_STATE if s is not established.
+ */
+int mbsc_session_set_counters_for_testing(mbsc_session *s, uint64_t send, uint64_t recv);
+
 /* The mbsc/1 prologue, bound into every handshake. */
 #define MBSC_PROLOGUE "mbsc/1"
 

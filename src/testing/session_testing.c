@@ -6,6 +6,7 @@
  * link: libmbsc itself has no such entry point.
  */
 #include "noise/noise.h"
+#include "record/record.h"
 #include "session/session_internal.h"
 
 static int fix_ephemeral(struct mbsc_noise *hs, const void *e_priv)
@@ -22,4 +23,13 @@ mbsc_session *mbsc_session_new_for_testing(const mbsc_config *cfg,
         return NULL;
     }
     return mbsc_session_create(cfg, fix_ephemeral, e_priv, err);
+}
+
+int mbsc_session_set_counters_for_testing(mbsc_session *s, uint64_t send, uint64_t recv)
+{
+    if (!mbsc_session_established(s))
+        return MBSC_ERR_STATE;
+    mbsc_session_record_dir(s, 1)->counter = send;
+    mbsc_session_record_dir(s, 0)->counter = recv;
+    return MBSC_OK;
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""make_seeds.py - writes the fuzzers' seed corpora (tests/fuzz/corpus/).
+
+Run from the source tree: python3 tests/fuzz/make_seeds.py.  The seeds are
+checked in; this script only documents (and reproduces) where each comes
+from.  Every byte is from a published or protocol vector:
+
+  - tests/vectors/mbsc1/protocol_vectors.json ("handshakes": frames,
+    payloads and ADUs; the fuzzers use the same fixed keys, so these
+    handshake frames are accepted as they are);
+  - RFC 7748 section 6.1 (X25519 keys, base64 as in tests/check_keys.c);
+  - RFC 4648 section 10 is not needed: keys are 32 bytes.
+The layout of each seed (mode bytes, then data) is the one documented at
+the top of the target's source file.
+"""
+import json
+import os
+
+here = os.path.dirname(os.path.abspath(__file__))
+top = os.path.dirname(os.path.dirname(here))
+vec = json.load(open(os.path.join(top, "tests/vectors/mbsc1/protocol_vectors.json")))
+hs = [h for h in vec["handshakes"] if set(h["psk"]) == {"0"}]  # the fuzzers use no PSK
+
+
+def put(target, name, data):
+    d = os.path.join(here, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+h = bytes.fromhex
+for i, v in enumerate(hs):
+    # responder: raw message 1 (mode 0, cut 0), and the crafted payload (mode 1)
+    put("responder", "raw-message1-%d" % i, b"\x00\x00" + h(v["message1_frame"]))
+    put("responder", "crafted-offer-%d" % i, b"\x01\x00" + h(v["message1_payload"]))
+    put("responder", "crafted-stranger-%d" % i, b"\x01\x01" + h(v["message1_payload"]))
+# initiator: raw message 2 for the default offer (which is handshakes[0]'s)
+put("initiator", "raw-message2-0", b"\x00" + h(hs[0]["message2_frame"]))
+put("initiator", "crafted-choice-1", b"\x01\x00" + h(hs[0]["message2_payload"]))
+put("initiator", "crafted-choice-3-offer-1-3", b"\x51\x00" + h(hs[1]["message2_payload"]))
+
+# frames: per cipher and counter position, the first request and response
+req, rsp = h(hs[0]["first_request_adu"]), h(hs[0]["first_response_adu"])
+for cipher in range(4):
+    for where in range(4):
+        script = bytes([0x00, len(req)]) + req + b"\x04" + bytes([0x80, len(rsp)]) + rsp + b"\x84"
+        put("frames", "c%d-w%d-request-response" % (cipher + 1, where),
+            bytes([cipher | where << 2, 0]) + script)
+# one with a flipped bit in flight (mode 5: mutate, how 0 = flip bit 0 at offset 3)
+put("frames", "c1-w0-bitflip", bytes([0, 0, 0x00, len(req)]) + req + b"\x05\x00\x00\x03\x04")
+
+# key files: RFC 7748 section 6.1 keys in base64 (private, PSK, public)
+alice_priv = "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo="
+alice_pub = "hSDwCYkwp1R0i33ctD73Wg2/Og0mOBr066SpjqqbTmo="
+bob_pub = "3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08="
+put("keyfile", "private-lf", b"\x00" + alice_priv.encode() + b"\n")
+put("keyfile", "psk-crlf", b"\x01" + alice_priv.encode() + b"\r\n")
+put("keyfile", "public-bare", b"\x02" + alice_pub.encode())
+
+# allow-list: the format of docs/keys.md with the RFC 7748 public keys
+put("allowlist", "two-masters",
+    ("# masters\n%s plc-hall-1 operator\n\t%s\tscada-01   # Bob\r\n" % (alice_pub, bob_pub)).encode())
+
+# ADUs: the protocol vectors' first request and response
+put("adu", "request", req)
+put("adu", "response", rsp)
