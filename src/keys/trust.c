@@ -226,6 +226,10 @@ int mbsc_keyio_resolve_trusted(const char *path, char **resolved, struct stat *f
                 rc = lookup_failed(path, errno, why, why_len);
                 goto out;
             }
+            if (got == 0) { /* Linux refuses empty targets; treat one as missing */
+                rc = lookup_failed(path, ENOENT, why, why_len);
+                goto out;
+            }
             if ((size_t)got >= link.cap) { /* changed since lstat: only us or root */
                 rc = lookup_failed(path, EAGAIN, why, why_len);
                 goto out;
