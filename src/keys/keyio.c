@@ -102,8 +102,7 @@ static int open_checked(const char *path, unsigned forbidden, struct stat *st, c
     }
     if (st->st_dev != checked.st_dev || st->st_ino != checked.st_ino) {
         /* Only we or root could have done it (trust.c); still, say so. */
-        mbsc_why(why, why_len, "%s: replaced while its directories were checked; try again",
-                 path);
+        mbsc_why(why, why_len, "%s: replaced while its directories were checked; try again", path);
         rc = MBSC_ERR_KEY_FILE_UNREADABLE;
         goto fail;
     }
@@ -286,8 +285,7 @@ static int create_file(const char *name, const uint8_t *data, size_t len, mode_t
 /* Is err how link() or renameat2() says "not on this file system"? */
 static int unsupported(int err)
 {
-    return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP ||
-           err == EPERM;
+    return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP || err == EPERM;
 }
 
 /*

@@ -141,7 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (mbsc_session_established(m) || ever_established) {
         /* The only message 2 the harness can know of: the vectors'. */
         /* all four ids in order is the default offer, with the same message 1 */
-        FUZZ_ASSERT((n_offer == 0 || n_offer == 4) && wire_len >= 51 && memcmp(wire, message2, sizeof message2) == 0,
+        FUZZ_ASSERT((n_offer == 0 || n_offer == 4) && wire_len >= 51 &&
+                        memcmp(wire, message2, sizeof message2) == 0,
                     "master established by raw bytes that are not the vectors' message 2");
     }
     mbsc_session_free(m);
