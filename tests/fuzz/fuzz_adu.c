@@ -1,6 +1,6 @@
 /*
  * fuzz_adu.c - mbsc_modbus_check_adu (src/modbus/adu.c) fed arbitrary
- * payloads, checked against the rule as DESIGN.md and mbsc/modbus.h state
+ * payloads, checked against the rule as docs/design.md and mbsc/modbus.h state
  * it: 8 to MBSC_MODBUS_MAX_ADU (260) bytes, protocol id (bytes 2-3) zero,
  * and the MBAP length field (bytes 4-5, big-endian) equal to the number of
  * bytes after it.  Anything else is MBSC_ERR_BAD_ADU.

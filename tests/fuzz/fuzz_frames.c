@@ -17,7 +17,7 @@
  * re-inject any frame sealed earlier in that direction (replay), swap the
  * two next pending frames (reordering).
  *
- * Properties (DESIGN.md "Transport"):
+ * Properties (docs/design.md "Transport"):
  *   - the payloads a side delivers are always a prefix of the payloads its
  *     peer sealed, byte for byte: no forgery, replay or reordering passes;
  *   - a direction whose bytes were never changed delivers every payload

@@ -17,7 +17,7 @@
  *     harness knows, so any other raw input must not establish it;
  *   - a failed master has no output left (message 1 was taken before);
  *   - once established, the cipher is one the master offered;
- * and for crafted inputs, from DESIGN.md: the master is established iff
+ * and for crafted inputs, from docs/design.md: the master is established iff
  * the responder was the real slave with the same PSK and the payload is
  * exactly one byte naming an offered id, and then uses that cipher.
  */

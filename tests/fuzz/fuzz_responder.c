@@ -18,16 +18,16 @@
  *     with the slave's key to know): only an allowed master key reaches
  *     the end of the handshake; an established slave names that master;
  * and for crafted inputs, where the harness knows the answer from
- * DESIGN.md's rules (version 1, count 1..16, no trailing bytes, first
+ * docs/design.md's rules (version 1, count 1..16, no trailing bytes, first
  * offered id the slave allows, ids 0 / unknown / repeated skipped):
  *   - a valid offer from the allowed master gets exactly one message 2,
  *     which the harness's initiator opens, with the expected cipher id;
  *     the harness then confirms the keys as the master does (an empty
- *     frame, DESIGN.md "Key confirmation") and the slave must be
+ *     frame, docs/design.md "Key confirmation") and the slave must be
  *     established with the allow-list's name for it;
  *   - anything else (stranger key, bad offer, no common cipher) fails the
  *     slave, and it emits nothing.
- * A wrong PSK is not the slave's to see (DESIGN.md): with psk2 it only
+ * A wrong PSK is not the slave's to see (docs/design.md): with psk2 it only
  * affects message 2, which the harness's initiator then fails to open.
  *
  * The slave allows the ciphers given by input byte 1's high bits, so that
@@ -52,7 +52,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* DESIGN.md "Precise rules": the id the slave must choose, or 0 for failure. */
+/* docs/design.md "Precise rules": the id the slave must choose, or 0 for failure. */
 static unsigned expected_choice(const uint8_t *p, size_t n, unsigned allowed_mask)
 {
     size_t i, count;
@@ -98,7 +98,7 @@ static int sent_by_master(const uint8_t *wire, size_t len)
 }
 
 /*
- * Key confirmation (DESIGN.md): finish the handshake as the master would,
+ * Key confirmation (docs/design.md): finish the handshake as the master would,
  * with an empty frame sealed under the new keys; the slave must then be
  * established with the allowed master as its peer.
  */
