@@ -23,8 +23,8 @@
 
 /* Result names of the rows that are not one of mbsc's four ciphers. */
 #define BENCH_SODIUM_STREAM "libsodium-chacha20"
-#define BENCH_SODIUM_AEAD "libsodium-chacha20poly1305"
-#define BENCH_PLAINTEXT "plaintext"
+#define BENCH_SODIUM_AEAD   "libsodium-chacha20poly1305"
+#define BENCH_PLAINTEXT     "plaintext"
 
 /* Message sizes of the throughput group: Modbus-sized up to bulk. */
 #define BENCH_N_STREAM_SIZES 6u
@@ -44,28 +44,28 @@ extern const size_t bench_frame_sizes[BENCH_N_FRAME_SIZES];
  * discarded warm-up.
  */
 struct bench_plan {
-    const char *name;            /* "default" or "quick" */
-    uint64_t warmup_ns;          /* busy spin first, so that the clock ramps up */
-    unsigned stream_rounds;      /* throughput samples per (subject, size) */
-    uint64_t stream_sample_ns;   /* target duration of one throughput sample */
-    unsigned setup_rounds;       /* setup samples per cipher */
-    uint64_t setup_sample_ns;    /* target duration of one batch of inits */
-    unsigned frame_rounds;       /* latency: rounds ... */
-    unsigned frame_per_round;    /* ... times frames per (subject, size) each */
-    unsigned handshake_rounds;   /* handshakes per cipher */
-    unsigned rtt_rounds;         /* round trips: rounds ... */
-    unsigned rtt_per_round;      /* ... times requests per transport each */
+    const char *name;          /* "default" or "quick" */
+    uint64_t warmup_ns;        /* busy spin first, so that the clock ramps up */
+    unsigned stream_rounds;    /* throughput samples per (subject, size) */
+    uint64_t stream_sample_ns; /* target duration of one throughput sample */
+    unsigned setup_rounds;     /* setup samples per cipher */
+    uint64_t setup_sample_ns;  /* target duration of one batch of inits */
+    unsigned frame_rounds;     /* latency: rounds ... */
+    unsigned frame_per_round;  /* ... times frames per (subject, size) each */
+    unsigned handshake_rounds; /* handshakes per cipher */
+    unsigned rtt_rounds;       /* round trips: rounds ... */
+    unsigned rtt_per_round;    /* ... times requests per transport each */
 };
 
 struct bench_ctx {
     struct bench_plan plan;
     const mbsc_cipher *ciphers[MBSC_CIPHER_COUNT]; /* selected, in table order */
     size_t n_ciphers;
-    int baselines;               /* libsodium rows: only when chacha20 is selected */
+    int baselines; /* libsodium rows: only when chacha20 is selected */
     struct bench_cycles cycles;
-    double timer_overhead_ns;    /* subtracted from single-operation samples */
-    char pin_desc[160];          /* how the measuring thread is pinned */
-    char rtt_note[640];          /* why RTT rows are missing (a why line), or how they ran */
+    double timer_overhead_ns; /* subtracted from single-operation samples */
+    char pin_desc[160];       /* how the measuring thread is pinned */
+    char rtt_note[640];       /* why RTT rows are missing (a why line), or how they ran */
     struct bench_results results;
 };
 

@@ -53,12 +53,16 @@ static int perf_open(char *why, size_t why_len)
 /* One addition per cycle, each waiting for the previous one: the empty asm
  * tells the compiler x may have changed, so it can neither merge nor
  * reorder the additions. */
-#define ADD1(x, y)                                                             \
-    do {                                                                       \
-        x += y;                                                                \
-        __asm__ volatile("" : "+r"(x));                                        \
+#define ADD1(x, y)                                                                                 \
+    do {                                                                                           \
+        x += y;                                                                                    \
+        __asm__ volatile("" : "+r"(x));                                                            \
     } while (0)
-#define ADD4(x, y) ADD1(x, y); ADD1(x, y); ADD1(x, y); ADD1(x, y)
+#define ADD4(x, y)                                                                                 \
+    ADD1(x, y);                                                                                    \
+    ADD1(x, y);                                                                                    \
+    ADD1(x, y);                                                                                    \
+    ADD1(x, y)
 #define ADDS_PER_ITER 16u
 
 static uint64_t add_chain(uint64_t iters, uint64_t x)
@@ -178,8 +182,8 @@ void bench_cycles_init(struct bench_cycles *cy, double user_mhz)
         cy->source = BENCH_CYCLES_ESTIMATE;
         snprintf(cy->cpufreq, sizeof cy->cpufreq, "no cpufreq in /sys");
         if (max > 0)
-            snprintf(cy->cpufreq, sizeof cy->cpufreq, "cpufreq: now %.0f MHz, max %.0f MHz",
-                     cur, max);
+            snprintf(cy->cpufreq, sizeof cy->cpufreq, "cpufreq: now %.0f MHz, max %.0f MHz", cur,
+                     max);
         cy->chain_iters = size_chain();
         bench_cycles_refresh(cy);
     }
@@ -210,12 +214,9 @@ void bench_cycles_close(struct bench_cycles *cy)
 const char *bench_cycles_short(const struct bench_cycles *cy)
 {
     switch (cy->source) {
-    case BENCH_CYCLES_PERF:
-        return "perf cycle counter";
-    case BENCH_CYCLES_USER_MHZ:
-        return "time x --cpu-mhz";
-    case BENCH_CYCLES_ESTIMATE:
-        break;
+    case BENCH_CYCLES_PERF: return "perf cycle counter";
+    case BENCH_CYCLES_USER_MHZ: return "time x --cpu-mhz";
+    case BENCH_CYCLES_ESTIMATE: break;
     }
     return "time x estimated clock";
 }

@@ -29,15 +29,15 @@ enum bench_cycle_source {
 
 struct bench_cycles {
     enum bench_cycle_source source;
-    int perf_fd;         /* -1 unless source is PERF */
-    double mhz;          /* frequency used to turn time into cycles (not PERF) */
-    uint64_t chain_iters; /* ESTIMATE: add-chain length of a ~0.5 ms refresh */
+    int perf_fd;                      /* -1 unless source is PERF */
+    double mhz;                       /* frequency used to turn time into cycles (not PERF) */
+    uint64_t chain_iters;             /* ESTIMATE: add-chain length of a ~0.5 ms refresh */
     double mhz_sum, mhz_min, mhz_max; /* ESTIMATE: over all refreshes */
     unsigned refreshes;
     int user_mhz_ignored; /* --cpu-mhz given, but perf counts real cycles */
-    char why[128];       /* why perf is not used */
-    char cpufreq[96];    /* what cpufreq says, for comparison */
-    char desc[512];      /* one line for the report: source, and why */
+    char why[128];        /* why perf is not used */
+    char cpufreq[96];     /* what cpufreq says, for comparison */
+    char desc[512];       /* one line for the report: source, and why */
 };
 
 /* Choose the source; user_mhz is 0 when --cpu-mhz was not given. */

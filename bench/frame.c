@@ -97,8 +97,8 @@ static void aead_frame(struct frame_subject *s, const uint8_t *key, const uint8_
     if (rc != 0)
         bench_fail("%s: encryption failed", s->name);
     t2 = bench_now_ns();
-    rc = crypto_aead_chacha20poly1305_ietf_decrypt(out, &mlen, NULL, frame, clen, NULL, 0,
-                                                   s->nonce, key);
+    rc = crypto_aead_chacha20poly1305_ietf_decrypt(out, &mlen, NULL, frame, clen, NULL, 0, s->nonce,
+                                                   key);
     t3 = bench_now_ns();
     if (rc != 0 || mlen != n)
         bench_fail("%s: decryption failed", s->name);

@@ -218,9 +218,18 @@ static void write_allowlist(int m)
 static void start_server(struct gwp *g, int plc_port, const char *in_flight)
 {
     char up[32];
-    const char *args[] = {"server", "--listen", "127.0.0.1:0", "--upstream", up,
-                          "--key", path_of("gw.key"), "--authorized", path_of("allow.txt"),
-                          "--max-in-flight", in_flight, NULL};
+    const char *args[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          up,
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--max-in-flight",
+                          in_flight,
+                          NULL};
 
     snprintf(up, sizeof up, "127.0.0.1:%d", plc_port);
     if (!gw_spawn(g, args))
@@ -255,8 +264,8 @@ int main(int argc, char **argv)
         mbsc_keypair_generate(&client_kp) != MBSC_OK ||
         mbsc_private_key_save(path_of("gw.key"), gw_kp.private_key, 0, why, sizeof why) !=
             MBSC_OK ||
-        mbsc_private_key_save(path_of("client.key"), client_kp.private_key, 0, why,
-                              sizeof why) != MBSC_OK ||
+        mbsc_private_key_save(path_of("client.key"), client_kp.private_key, 0, why, sizeof why) !=
+            MBSC_OK ||
         mbsc_public_key_save(path_of("gw.pub"), gw_kp.public_key, 0, why, sizeof why) != MBSC_OK)
         die("keys");
     for (i = 0; i < m; i++)
@@ -278,9 +287,9 @@ int main(int argc, char **argv)
     }
     start_server(&srv, plc.port, "1");
     {
-        const char *args[] = {"client", "--listen", "127.0.0.1:0", "--upstream", srv.addr,
-                              "--key", path_of("client.key"), "--peer", path_of("gw.pub"),
-                              NULL};
+        const char *args[] = {"client",          "--listen", "127.0.0.1:0",         "--upstream",
+                              srv.addr,          "--key",    path_of("client.key"), "--peer",
+                              path_of("gw.pub"), NULL};
 
         if (!gw_spawn(&cli, args))
             die("the client gateway did not start");

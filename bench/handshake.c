@@ -40,8 +40,7 @@ static int pump(mbsc_session *a, mbsc_session *b)
 }
 
 /* One complete handshake; returns its duration in ns. */
-static uint64_t one_handshake(const mbsc_config *mcfg, const mbsc_config *scfg,
-                              const char *name)
+static uint64_t one_handshake(const mbsc_config *mcfg, const mbsc_config *scfg, const char *name)
 {
     uint64_t t0, t1;
     mbsc_session *m, *s;

@@ -20,13 +20,11 @@ static const struct {
     unsigned part;
     const char *name;
 } arm_parts[] = {
-    {0xc07, "Cortex-A7"},  {0xc08, "Cortex-A8"},  {0xc09, "Cortex-A9"},
-    {0xc0f, "Cortex-A15"}, {0xd03, "Cortex-A53"}, {0xd04, "Cortex-A35"},
-    {0xd05, "Cortex-A55"}, {0xd07, "Cortex-A57"}, {0xd08, "Cortex-A72"},
-    {0xd09, "Cortex-A73"}, {0xd0a, "Cortex-A75"}, {0xd0b, "Cortex-A76"},
-    {0xd0c, "Neoverse-N1"}, {0xd0d, "Cortex-A77"}, {0xd40, "Neoverse-V1"},
-    {0xd41, "Cortex-A78"}, {0xd46, "Cortex-A510"}, {0xd47, "Cortex-A710"},
-    {0xd49, "Neoverse-N2"}, {0xd4b, "Cortex-A78C"},
+    {0xc07, "Cortex-A7"},   {0xc08, "Cortex-A8"},   {0xc09, "Cortex-A9"},   {0xc0f, "Cortex-A15"},
+    {0xd03, "Cortex-A53"},  {0xd04, "Cortex-A35"},  {0xd05, "Cortex-A55"},  {0xd07, "Cortex-A57"},
+    {0xd08, "Cortex-A72"},  {0xd09, "Cortex-A73"},  {0xd0a, "Cortex-A75"},  {0xd0b, "Cortex-A76"},
+    {0xd0c, "Neoverse-N1"}, {0xd0d, "Cortex-A77"},  {0xd40, "Neoverse-V1"}, {0xd41, "Cortex-A78"},
+    {0xd46, "Cortex-A510"}, {0xd47, "Cortex-A710"}, {0xd49, "Neoverse-N2"}, {0xd4b, "Cortex-A78C"},
 };
 
 /* Copy the value of the first "key : value" line of cpuinfo into out. */

@@ -7,9 +7,9 @@
 #define MBSC_BENCH_MACHINE_H
 
 struct bench_machine {
-    char cpu[192];      /* model, e.g. "AMD EPYC" or "ARM Cortex-A72 (Raspberry Pi 4 ...)" */
-    long cores;         /* online CPUs */
-    char system[256];   /* "Linux 6.1.0-18-amd64 x86_64": three utsname fields */
+    char cpu[192];    /* model, e.g. "AMD EPYC" or "ARM Cortex-A72 (Raspberry Pi 4 ...)" */
+    long cores;       /* online CPUs */
+    char system[256]; /* "Linux 6.1.0-18-amd64 x86_64": three utsname fields */
     /* From the build (bench/build_info.h), kept as pointers to the string
      * literals: any length of CFLAGS fits. */
     const char *compiler; /* first line of $(CC) --version */

@@ -9,7 +9,7 @@
 #define MBSC_BENCH_PAPER_H
 
 #define BENCH_PAPER_BOARD "Raspberry Pi 4 (Cortex-A72, 1.5 GHz), reference implementations"
-#define BENCH_PAPER_MHZ 1500.0
+#define BENCH_PAPER_MHZ   1500.0
 
 /* 1 and the study's throughput in MiB/s for an mbsc cipher name, else 0. */
 int bench_paper_mibps(const char *cipher, double *mibps);

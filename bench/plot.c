@@ -122,8 +122,8 @@ static int write_data(const struct bench_ctx *ctx, const char *dir)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static int write_script(const struct bench_ctx *ctx, const struct bench_machine *m,
-                        const char *dir, const char *png)
+static int write_script(const struct bench_ctx *ctx, const struct bench_machine *m, const char *dir,
+                        const char *png)
 {
     const char *names[BENCH_MAX_STREAM_ROWS];
     size_t n = bench_stream_rows(ctx, names);
@@ -186,7 +186,8 @@ static int write_script(const struct bench_ctx *ctx, const struct bench_machine 
           "set grid noxtics ytics mytics\n"
           "set key inside top left horizontal Left reverse maxrows 2 samplen 2 box opaque\n"
           "lab(s) = (s eq 'libsodium-AEAD') ? \"libsodium\\nAEAD\" : s\n"
-          "plot 'latency.dat' using 2:2:3:xtic(lab(strcol(1))) lc rgb '#9ecae1' title 'seal 12 B', \\\n"
+          "plot 'latency.dat' using 2:2:3:xtic(lab(strcol(1))) lc rgb '#9ecae1' title 'seal 12 B', "
+          "\\\n"
           "     '' using 4:4:5 lc rgb '#3182bd' title 'open 12 B', \\\n"
           "     '' using 6:6:7 lc rgb '#fdae6b' title 'seal 260 B', \\\n"
           "     '' using 8:8:9 lc rgb '#e6550d' title 'open 260 B'\n"

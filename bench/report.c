@@ -146,9 +146,12 @@ static void table_paper(struct table *t, const struct bench_ctx *ctx)
         }
     }
     table_note(t, "Pi 4: the study, %s.", BENCH_PAPER_BOARD);
-    table_note(t, "* derived from the study's throughput: 1 MiB / throughput, and %.0f MHz / "
-                  "(bytes per second).", BENCH_PAPER_MHZ);
-    table_note(t, "cycles/B: %s.  state B: mbsc_cipher_state_bytes.", bench_cycles_short(&ctx->cycles));
+    table_note(t,
+               "* derived from the study's throughput: 1 MiB / throughput, and %.0f MHz / "
+               "(bytes per second).",
+               BENCH_PAPER_MHZ);
+    table_note(t, "cycles/B: %s.  state B: mbsc_cipher_state_bytes.",
+               bench_cycles_short(&ctx->cycles));
     table_note(t, "code B: %s.", BENCH_CODE_SIZE_WHAT);
 }
 
@@ -258,17 +261,20 @@ static void table_frames(struct table *t, const struct bench_ctx *ctx)
             cell_pair(t, ctx, name, "open_ns_p50", "open_ns_p99", bench_frame_sizes[z]);
         }
     }
-    table_note(t, "mbsc_record_seal / mbsc_record_open, one call per sample, clock overhead "
-                  "(%.0f ns) subtracted; open verifies a fresh frame each time.",
+    table_note(t,
+               "mbsc_record_seal / mbsc_record_open, one call per sample, clock overhead "
+               "(%.0f ns) subtracted; open verifies a fresh frame each time.",
                ctx->timer_overhead_ns);
     if (ctx->baselines)
-        table_note(t, "%s: crypto_aead_chacha20poly1305_ietf_encrypt / _decrypt, fresh nonce "
-                      "per message.", BENCH_SODIUM_AEAD);
+        table_note(t,
+                   "%s: crypto_aead_chacha20poly1305_ietf_encrypt / _decrypt, fresh nonce "
+                   "per message.",
+                   BENCH_SODIUM_AEAD);
 }
 
 /* A ratio cell a / b of two results, or "-". */
-static void cell_ratio(struct table *t, const struct bench_ctx *ctx, const char *a,
-                       const char *b, const char *metric, size_t size)
+static void cell_ratio(struct table *t, const struct bench_ctx *ctx, const char *a, const char *b,
+                       const char *metric, size_t size)
 {
     double x, y;
 
@@ -335,8 +341,9 @@ static void table_impls(struct table *t, const struct bench_ctx *ctx)
                   "mbsc_cipher_force_impl pick one).  Speed ratio: MiB/s over libsodium's "
                   "(> 1 is faster); seal ratio: ns over libsodium AEAD encrypt (< 1 is "
                   "faster).");
-    table_note(t, "code B: .text of the implementation's own object; vector implementations "
-                  "also use the portable file's driver or key setup.  cycles/B: %s.",
+    table_note(t,
+               "code B: .text of the implementation's own object; vector implementations "
+               "also use the portable file's driver or key setup.  cycles/B: %s.",
                bench_cycles_short(&ctx->cycles));
 }
 

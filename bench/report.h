@@ -10,7 +10,6 @@
 #include "bench.h"
 #include "machine.h"
 
-void bench_report(struct bench_ctx *ctx, const struct bench_machine *m, FILE *out,
-                  int markdown);
+void bench_report(struct bench_ctx *ctx, const struct bench_machine *m, FILE *out, int markdown);
 
 #endif /* MBSC_BENCH_REPORT_H */

@@ -20,8 +20,8 @@ void bench_results_free(struct bench_results *r)
     memset(r, 0, sizeof *r);
 }
 
-static struct bench_row *find(const struct bench_results *r, const char *cipher,
-                              const char *metric, size_t size_bytes)
+static struct bench_row *find(const struct bench_results *r, const char *cipher, const char *metric,
+                              size_t size_bytes)
 {
     for (size_t i = 0; i < r->n; i++) {
         struct bench_row *row = &r->rows[i];

@@ -16,7 +16,7 @@ struct bench_row {
     char metric[24];
     size_t size_bytes; /* BENCH_NO_SIZE or the message size */
     double value;
-    const char *unit;  /* a string literal */
+    const char *unit; /* a string literal */
 };
 
 struct bench_results {

@@ -46,8 +46,8 @@
 #include "pin.h"
 #include "stats.h"
 
-#define RTT_REGISTERS 10
-#define RTT_TIMEOUT_MS 5000
+#define RTT_REGISTERS      10
+#define RTT_TIMEOUT_MS     5000
 #define RTT_MAX_TRANSPORTS (1 + 2 * MBSC_CIPHER_COUNT)
 
 const char *bench_rtt_libmodbus_version(void)
@@ -98,7 +98,8 @@ static int plain_start(struct plain_server *ps, char *why, size_t why_len)
         return -1;
     }
     ps->listen_fd = modbus_tcp_listen(ps->ctx, 1);
-    if (ps->listen_fd < 0 || getsockname(ps->listen_fd, (struct sockaddr *)(void *)&sa, &len) != 0) {
+    if (ps->listen_fd < 0 ||
+        getsockname(ps->listen_fd, (struct sockaddr *)(void *)&sa, &len) != 0) {
         snprintf(why, why_len, "plain server: listen: %s", modbus_strerror(errno));
         return -1;
     }
@@ -199,8 +200,8 @@ static void secure_stop(struct secure_server *ss)
 }
 
 /* A client offering only cipher c, on the pump if pump; NULL with why on failure. */
-static modbus_t *secure_connect(struct secure_server *ss, const mbsc_cipher *c, int pump,
-                                char *why, size_t why_len)
+static modbus_t *secure_connect(struct secure_server *ss, const mbsc_cipher *c, int pump, char *why,
+                                size_t why_len)
 {
     mbsc_config *mcfg = mbsc_config_new(MBSC_ROLE_MASTER);
     modbus_t *ctx = NULL;
@@ -243,7 +244,7 @@ struct transport {
     struct bench_samples rtt; /* µs */
     clockid_t slave_clock;    /* CPU clock of the thread that serves it */
     int has_slave_clock;
-    double slave_cpu_ns;      /* the serving thread's CPU time during its requests */
+    double slave_cpu_ns; /* the serving thread's CPU time during its requests */
 };
 
 /* CPU time of a thread's clock in ns (0 if it cannot be read). */
@@ -361,8 +362,7 @@ void bench_rtt(struct bench_ctx *ctx)
     } else {
         size_t plain_only = 1;
         measure(ctx, tr, plain_only);
-        snprintf(ctx->rtt_note, sizeof ctx->rtt_note,
-                 "mbsc round trips skipped: %s", secure_why);
+        snprintf(ctx->rtt_note, sizeof ctx->rtt_note, "mbsc round trips skipped: %s", secure_why);
     }
 
     for (size_t j = 0; j < n; j++) {

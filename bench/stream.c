@@ -71,14 +71,13 @@ static void run_batch(void *p, unsigned reps)
         break;
     case KIND_SODIUM_STREAM:
         for (unsigned r = 0; r < reps; r++)
-            b->failed |= crypto_stream_chacha20_ietf_xor(b->buf, b->buf, b->size, b->nonce,
-                                                         b->key) != 0;
+            b->failed |=
+                crypto_stream_chacha20_ietf_xor(b->buf, b->buf, b->size, b->nonce, b->key) != 0;
         break;
     case KIND_SODIUM_AEAD:
         for (unsigned r = 0; r < reps; r++)
-            b->failed |= crypto_aead_chacha20poly1305_ietf_encrypt(b->buf, &clen, b->buf, b->size,
-                                                                   NULL, 0, NULL, b->nonce,
-                                                                   b->key) != 0;
+            b->failed |= crypto_aead_chacha20poly1305_ietf_encrypt(
+                             b->buf, &clen, b->buf, b->size, NULL, 0, NULL, b->nonce, b->key) != 0;
         break;
     }
 }
@@ -165,8 +164,8 @@ void bench_stream(struct bench_ctx *ctx)
             double nspb = bench_median(&ns_per_byte[j][z]);
             double mibps = nspb > 0 ? 1e9 / nspb / 1048576.0 : 0.0;
 
-            bench_results_add(&ctx->results, subjects[j].name, "throughput",
-                              bench_stream_sizes[z], mibps, "MiB/s");
+            bench_results_add(&ctx->results, subjects[j].name, "throughput", bench_stream_sizes[z],
+                              mibps, "MiB/s");
             bench_results_add(&ctx->results, subjects[j].name, "cpb", bench_stream_sizes[z],
                               bench_median(&cyc_per_byte[j][z]), "cycles/byte");
             bench_samples_free(&ns_per_byte[j][z]);

@@ -8,10 +8,10 @@
 
 #include <stdio.h>
 
-#define TABLE_MAX_COLS 12
-#define TABLE_MAX_ROWS 16
+#define TABLE_MAX_COLS  12
+#define TABLE_MAX_ROWS  16
 #define TABLE_MAX_NOTES 6
-#define TABLE_CELL 48
+#define TABLE_CELL      48
 
 struct table {
     char title[160];

@@ -16,8 +16,7 @@ void mo_reference(char *buf, size_t len, enum mo_table table, unsigned addr, uns
     unsigned long last = (unsigned long)addr + (count > 0 ? count : 1u); /* 1-based */
     int six = last > 9999ul;
 
-    snprintf(buf, len, "%u%0*lu", (unsigned)table, six ? 5 : 4,
-             (unsigned long)addr + offset + 1ul);
+    snprintf(buf, len, "%u%0*lu", (unsigned)table, six ? 5 : 4, (unsigned long)addr + offset + 1ul);
 }
 
 /* UTC wall-clock time with milliseconds, ISO 8601: "2026-05-01T12:00:00.123Z". */

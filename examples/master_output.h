@@ -28,8 +28,8 @@ struct mo_output {
 
 /* One result: a read, a write, or one read of a poll. */
 struct mo_result {
-    const char *action;   /* the option without "--": "read-registers" */
-    unsigned fc;          /* Modbus function code */
+    const char *action; /* the option without "--": "read-registers" */
+    unsigned fc;        /* Modbus function code */
     enum mo_table table;
     unsigned unit;        /* Modbus unit id */
     unsigned addr, count; /* 0-based first address, number of items */

@@ -247,10 +247,14 @@ static int take_option(struct options *o, const char *name, const char *val)
         const char *name;
         enum action_kind kind;
     } actions[] = {
-        {"--write-registers", ACT_WRITE_REGISTERS}, {"--read-registers", ACT_READ_REGISTERS},
-        {"--read-input-registers", ACT_READ_INPUT}, {"--write-coils", ACT_WRITE_COILS},
-        {"--read-coils", ACT_READ_COILS},           {"--poll", ACT_POLL},
-        {"--read-discrete-inputs", ACT_READ_DISCRETE}, {"--write-coil", ACT_WRITE_COIL},
+        {"--write-registers", ACT_WRITE_REGISTERS},
+        {"--read-registers", ACT_READ_REGISTERS},
+        {"--read-input-registers", ACT_READ_INPUT},
+        {"--write-coils", ACT_WRITE_COILS},
+        {"--read-coils", ACT_READ_COILS},
+        {"--poll", ACT_POLL},
+        {"--read-discrete-inputs", ACT_READ_DISCRETE},
+        {"--write-coil", ACT_WRITE_COIL},
         {"--write-register", ACT_WRITE_REGISTER},
     };
     const char **slot = NULL;
@@ -334,24 +338,18 @@ static int take_option(struct options *o, const char *name, const char *val)
             return EX_FAILURE;
         }
         switch (a->kind) {
-        case ACT_WRITE_REGISTERS:
-            return parse_values(name, val, MAX_WRITE_REGISTERS, 0, a);
-        case ACT_WRITE_COILS:
-            return parse_values(name, val, MAX_WRITE_BITS, 1, a);
-        case ACT_WRITE_REGISTER:
-            return parse_values(name, val, 1, 0, a);
-        case ACT_WRITE_COIL:
-            return parse_values(name, val, 1, 1, a);
+        case ACT_WRITE_REGISTERS: return parse_values(name, val, MAX_WRITE_REGISTERS, 0, a);
+        case ACT_WRITE_COILS: return parse_values(name, val, MAX_WRITE_BITS, 1, a);
+        case ACT_WRITE_REGISTER: return parse_values(name, val, 1, 0, a);
+        case ACT_WRITE_COIL: return parse_values(name, val, 1, 1, a);
         case ACT_READ_COILS:
-        case ACT_READ_DISCRETE:
-            return parse_range(name, val, MAX_READ_BITS, a);
+        case ACT_READ_DISCRETE: return parse_range(name, val, MAX_READ_BITS, a);
         case ACT_POLL:
             a->interval_ms = ULONG_MAX; /* "not given", see --interval */
             return parse_range(name, val, MAX_READ_REGISTERS, a);
         case ACT_READ_REGISTERS:
         case ACT_READ_INPUT:
-        default:
-            return parse_range(name, val, MAX_READ_REGISTERS, a);
+        default: return parse_range(name, val, MAX_READ_REGISTERS, a);
         }
     }
     return ex_usage_error("unknown option '%s' (see --help)", name);
@@ -496,9 +494,7 @@ static void report_connect_failure(const struct options *o, int err, const char 
     case MBSC_ERR_BAD_CHOICE:
     case MBSC_ERR_WEAK_KEY:
     case MBSC_ERR_WRONG_PEER_KEY:
-    case MBSC_ERR_BAD_TAG:
-        ex_msg("handshake with %s failed: %s", to, mbsc_strerror(err));
-        break;
+    case MBSC_ERR_BAD_TAG: ex_msg("handshake with %s failed: %s", to, mbsc_strerror(err)); break;
     default:
         /* Connect, resolve, address errors: the library's line names the
          * address and the system's reason ("connect ...: Connection refused"). */
@@ -754,8 +750,7 @@ static int run_action(struct options *o, modbus_t *ctx, const struct action *a)
         r.bits = bits;
         break;
     case ACT_POLL:
-    default:
-        return run_poll(o, ctx, a);
+    default: return run_poll(o, ctx, a);
     }
     r.rtt_us = elapsed_us(t0);
     /* libmodbus returns the number of items (1 for FC5/FC6), or -1 with errno set. */

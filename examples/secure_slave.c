@@ -75,7 +75,7 @@ struct numeric_option {
     const char *name;
     size_t offset; /* in struct options */
     unsigned long min, max;
-    int limit;     /* enum mbsc_server_limit, 0 for none */
+    int limit; /* enum mbsc_server_limit, 0 for none */
 };
 
 static const struct numeric_option numeric_options[] = {
@@ -262,8 +262,7 @@ static void on_event(void *user, const struct mbsc_modbus_event *ev)
         /* Refusals summed up per interval, an unknown key once: never a flood. */
         ex_msg("%s", ev->detail != NULL ? ev->detail : "");
         break;
-    default:
-        break; /* events added later are not ours to log */
+    default: break; /* events added later are not ours to log */
     }
 }
 
@@ -374,13 +373,12 @@ static void free_old(struct slave_state *st)
 }
 
 #define REFUSALS_LOGGED_PER_WINDOW 5u
-#define REFUSAL_WINDOW_MS 10000
+#define REFUSAL_WINDOW_MS          10000
 
 /* The request hook: the master's role against the policy, before libmodbus. */
 static enum mbsc_modbus_verdict policy_hook(void *user, const struct mbsc_modbus_request *req,
                                             uint8_t *exception_code,
-                                            uint8_t answer[MBSC_MODBUS_MAX_ADU],
-                                            size_t *answer_len)
+                                            uint8_t answer[MBSC_MODBUS_MAX_ADU], size_t *answer_len)
 {
     struct slave_state *st = user;
     char why[256];
@@ -388,9 +386,8 @@ static enum mbsc_modbus_verdict policy_hook(void *user, const struct mbsc_modbus
 
     (void)answer;
     (void)answer_len;
-    if (st->policy == NULL ||
-        mbsc_policy_check(st->policy, req->peer_role, req->adu + 7, req->adu_len - 7, why,
-                          sizeof why) == MBSC_OK)
+    if (st->policy == NULL || mbsc_policy_check(st->policy, req->peer_role, req->adu + 7,
+                                                req->adu_len - 7, why, sizeof why) == MBSC_OK)
         return MBSC_MODBUS_ALLOW;
     now = ex_now_ms();
     if (now - st->refusal_window_ms >= REFUSAL_WINDOW_MS) {
@@ -401,9 +398,9 @@ static enum mbsc_modbus_verdict policy_hook(void *user, const struct mbsc_modbus
     }
     if (st->refusals_logged < REFUSALS_LOGGED_PER_WINDOW) {
         st->refusals_logged++;
-        ex_msg("%s (%s) refused: function 0x%02x address %u: %s", req->peer_address,
-               req->peer_name, req->function,
-               req->adu_len >= 10 ? (unsigned)req->adu[8] << 8 | req->adu[9] : 0u, why);
+        ex_msg("%s (%s) refused: function 0x%02x address %u: %s", req->peer_address, req->peer_name,
+               req->function, req->adu_len >= 10 ? (unsigned)req->adu[8] << 8 | req->adu[9] : 0u,
+               why);
     } else {
         st->refusals_unlogged++;
     }

@@ -55,7 +55,8 @@ MBSC_API const char *mbsc_strerror(int code)
     case MBSC_ERR_MODBUS: return "libmodbus call failed";
     case MBSC_ERR_POLICY_SYNTAX: return "malformed policy line";
     case MBSC_ERR_POLICY_DENIED: return "request not allowed for the master's role";
-    case MBSC_ERR_INIT: return "cannot initialise libsodium (no random source? in a chroot, mount /dev)";
+    case MBSC_ERR_INIT:
+        return "cannot initialise libsodium (no random source? in a chroot, mount /dev)";
     }
     return "unknown error";
 }

@@ -21,8 +21,8 @@
 
 Suite *cipher_suite(void);
 
-static const char *const cipher_names[MBSC_CIPHER_COUNT] = {
-    "chacha20", "trivium", "rabbit", "enocoro128v2"};
+static const char *const cipher_names[MBSC_CIPHER_COUNT] = {"chacha20", "trivium", "rabbit",
+                                                            "enocoro128v2"};
 
 static struct kat_file kat_files[MBSC_CIPHER_COUNT];
 
@@ -38,9 +38,9 @@ static void init_fixed_impl_check(mbsc_stream *st, const mbsc_cipher *c, const c
 {
     uint8_t key[MBSC_CIPHER_MAX_KEY_BYTES] = {0}, iv[MBSC_CIPHER_MAX_IV_BYTES] = {0};
 
-    ck_assert_int_eq(mbsc_stream_init(st, c, key, mbsc_cipher_key_bytes(c), iv,
-                                      mbsc_cipher_iv_bytes(c)),
-                     MBSC_OK);
+    ck_assert_int_eq(
+        mbsc_stream_init(st, c, key, mbsc_cipher_key_bytes(c), iv, mbsc_cipher_iv_bytes(c)),
+        MBSC_OK);
     ck_assert_str_eq(mbsc_stream_impl_name(st), impl);
     mbsc_stream_wipe(st);
     ck_assert_ptr_null(mbsc_stream_impl_name(st));
@@ -133,13 +133,25 @@ static void run_kat(int cipher_index, const char *impl, int i)
     free(ks);
 }
 
-START_TEST(kat_chacha20) { for_each_impl(0, run_kat, _i); }
+START_TEST(kat_chacha20)
+{
+    for_each_impl(0, run_kat, _i);
+}
 END_TEST
-START_TEST(kat_trivium) { for_each_impl(1, run_kat, _i); }
+START_TEST(kat_trivium)
+{
+    for_each_impl(1, run_kat, _i);
+}
 END_TEST
-START_TEST(kat_rabbit) { for_each_impl(2, run_kat, _i); }
+START_TEST(kat_rabbit)
+{
+    for_each_impl(2, run_kat, _i);
+}
 END_TEST
-START_TEST(kat_enocoro128v2) { for_each_impl(3, run_kat, _i); }
+START_TEST(kat_enocoro128v2)
+{
+    for_each_impl(3, run_kat, _i);
+}
 END_TEST
 
 START_TEST(kat_file_unreadable)
@@ -191,13 +203,16 @@ static void chacha20_vs_libsodium(int ci, const char *impl, int _i)
             chunk = chunk * 7 % 151 + 1; /* vary the chunk size along the way */
     }
     ck_assert_msg(memcmp(ours, theirs, len) == 0,
-                  "%s: iteration %d (counter %u, length %zu) differs from libsodium", impl, _i,
-                  ic, len);
+                  "%s: iteration %d (counter %u, length %zu) differs from libsodium", impl, _i, ic,
+                  len);
     mbsc_stream_wipe(&st);
     (void)ci;
 }
 
-START_TEST(chacha20_matches_libsodium) { for_each_impl(0, chacha20_vs_libsodium, _i); }
+START_TEST(chacha20_matches_libsodium)
+{
+    for_each_impl(0, chacha20_vs_libsodium, _i);
+}
 END_TEST
 
 /* --- Properties, looped over the four ciphers ----------------------------- */
@@ -209,9 +224,9 @@ static void init_fixed(mbsc_stream *st, int ci, uint8_t fill)
 
     memset(key, fill, sizeof key);
     memset(iv, (uint8_t)(fill ^ 0x5a), sizeof iv);
-    ck_assert_int_eq(mbsc_stream_init(st, c, key, mbsc_cipher_key_bytes(c), iv,
-                                      mbsc_cipher_iv_bytes(c)),
-                     MBSC_OK);
+    ck_assert_int_eq(
+        mbsc_stream_init(st, c, key, mbsc_cipher_key_bytes(c), iv, mbsc_cipher_iv_bytes(c)),
+        MBSC_OK);
 }
 
 static void chunked_equals_one_shot_body(int _i, const char *impl, int arg)
@@ -236,14 +251,19 @@ static void chunked_equals_one_shot_body(int _i, const char *impl, int arg)
         pos += k;
         step++;
     }
-    ck_assert_msg(memcmp(one, chunked, N) == 0, "%s:%s: chunked output differs", cipher_names[_i], impl);
+    ck_assert_msg(memcmp(one, chunked, N) == 0, "%s:%s: chunked output differs", cipher_names[_i],
+                  impl);
     /* And byte at a time over the first 300 bytes. */
     init_fixed(&b, _i, 0x11);
     for (pos = 0; pos < 300; pos++)
         mbsc_stream_xor(&b, chunked + pos, msg + pos, 1);
-    ck_assert_msg(memcmp(one, chunked, 300) == 0, "%s:%s: byte-at-a-time differs", cipher_names[_i], impl);
+    ck_assert_msg(memcmp(one, chunked, 300) == 0, "%s:%s: byte-at-a-time differs", cipher_names[_i],
+                  impl);
 }
-START_TEST(chunked_equals_one_shot) { for_each_impl(_i, chunked_equals_one_shot_body, 0); }
+START_TEST(chunked_equals_one_shot)
+{
+    for_each_impl(_i, chunked_equals_one_shot_body, 0);
+}
 END_TEST
 
 static void in_place_equals_out_of_place_body(int _i, const char *impl, int arg)
@@ -267,7 +287,10 @@ static void in_place_equals_out_of_place_body(int _i, const char *impl, int arg)
     mbsc_stream_xor(&a, out, out, sizeof msg);
     ck_assert(memcmp(out, msg, sizeof msg) == 0);
 }
-START_TEST(in_place_equals_out_of_place) { for_each_impl(_i, in_place_equals_out_of_place_body, 0); }
+START_TEST(in_place_equals_out_of_place)
+{
+    for_each_impl(_i, in_place_equals_out_of_place_body, 0);
+}
 END_TEST
 
 /* Every length from 0 to three ChaCha20 blocks gives a prefix of the stream. */
@@ -288,10 +311,14 @@ static void lengths_zero_to_three_blocks_body(int _i, const char *impl, int arg)
         mbsc_stream_xor(&st, buf, buf, len);
         ck_assert_msg(memcmp(buf, ref, len) == 0, "%s:%s: length %zu", cipher_names[_i], impl, len);
         if (len < sizeof ref)
-            ck_assert_msg(buf[len] == 0, "%s:%s: wrote past length %zu", cipher_names[_i], impl, len);
+            ck_assert_msg(buf[len] == 0, "%s:%s: wrote past length %zu", cipher_names[_i], impl,
+                          len);
     }
 }
-START_TEST(lengths_zero_to_three_blocks) { for_each_impl(_i, lengths_zero_to_three_blocks_body, 0); }
+START_TEST(lengths_zero_to_three_blocks)
+{
+    for_each_impl(_i, lengths_zero_to_three_blocks_body, 0);
+}
 END_TEST
 
 START_TEST(wrong_lengths_rejected)
@@ -350,7 +377,10 @@ static void wipe_clears_state_body(int _i, const char *impl, int arg)
     for (i = 0; i < sizeof buf; i++)
         ck_assert_uint_eq(buf[i], 0);
 }
-START_TEST(wipe_clears_state) { for_each_impl(_i, wipe_clears_state_body, 0); }
+START_TEST(wipe_clears_state)
+{
+    for_each_impl(_i, wipe_clears_state_body, 0);
+}
 END_TEST
 
 START_TEST(state_fits_and_keys_matter)

@@ -393,8 +393,9 @@ static void require_localhost_resolves(void)
     }
     if (ai != NULL)
         freeaddrinfo(ai);
-    ck_assert_msg(found, "\"localhost\" does not resolve to 127.0.0.1 (%s): this system has no "
-                         "/etc/hosts entry for it; install Debian's netbase package",
+    ck_assert_msg(found,
+                  "\"localhost\" does not resolve to 127.0.0.1 (%s): this system has no "
+                  "/etc/hosts entry for it; install Debian's netbase package",
                   rc != 0 ? gai_strerror(rc) : "other addresses only");
 }
 

@@ -107,14 +107,12 @@ static void setup(void)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     ck_assert_int_eq(mbsc_keypair_generate(&gw_kp), MBSC_OK);
     ck_assert_int_eq(mbsc_keypair_generate(&other_gw_kp), MBSC_OK);
-    ck_assert_int_eq(mbsc_private_key_save(path_of("gw.key"), gw_kp.private_key, 0, why,
-                                           sizeof why),
-                     MBSC_OK);
-    ck_assert_int_eq(mbsc_private_key_save(path_of("client.key"), other_gw_kp.private_key, 0,
-                                           why, sizeof why),
-                     MBSC_OK);
-    ck_assert_int_eq(mbsc_public_key_save(path_of("gw.pub"), gw_kp.public_key, 0, why,
-                                          sizeof why),
+    ck_assert_int_eq(
+        mbsc_private_key_save(path_of("gw.key"), gw_kp.private_key, 0, why, sizeof why), MBSC_OK);
+    ck_assert_int_eq(
+        mbsc_private_key_save(path_of("client.key"), other_gw_kp.private_key, 0, why, sizeof why),
+        MBSC_OK);
+    ck_assert_int_eq(mbsc_public_key_save(path_of("gw.pub"), gw_kp.public_key, 0, why, sizeof why),
                      MBSC_OK);
     for (i = 0; i < N_MASTERS; i++)
         ck_assert_int_eq(mbsc_keypair_generate(&master_kp[i]), MBSC_OK);
@@ -124,8 +122,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-    static const char *names[] = {"gw.key", "gw.pub", "client.key", "allow.txt",
-                                  "policy.txt", "gw.conf"};
+    static const char *names[] = {"gw.key",    "gw.pub",     "client.key",
+                                  "allow.txt", "policy.txt", "gw.conf"};
     size_t i;
 
     plc_free(&plc);
@@ -170,10 +168,22 @@ static const char *plc_hostport(void)
 /* A server gateway in front of the PLC with allow.txt (and policy.txt if policy). */
 static void start_server(struct gwp *g, int policy, const char *listen)
 {
-    const char *args[] = {"server", "--listen", listen, "--upstream", plc_hostport(),
-                          "--key", path_of("gw.key"), "--authorized", path_of("allow.txt"),
-                          "--request-timeout", request_timeout, "--reconnect-max", "200",
-                          policy ? "--policy" : NULL, path_of("policy.txt"), NULL};
+    const char *args[] = {"server",
+                          "--listen",
+                          listen,
+                          "--upstream",
+                          plc_hostport(),
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--request-timeout",
+                          request_timeout,
+                          "--reconnect-max",
+                          "200",
+                          policy ? "--policy" : NULL,
+                          path_of("policy.txt"),
+                          NULL};
 
     ck_assert_msg(gw_spawn(g, args), "the gateway did not start: %s", g->log);
 }
@@ -284,9 +294,20 @@ START_TEST(t_drain_refuses_new_answers_in_flight)
     struct gwp g;
     struct held_read h;
     pthread_t th;
-    const char *args[] = {"server", "--listen", "127.0.0.1:0", "--upstream", plc_hostport(),
-                          "--key", path_of("gw.key"), "--authorized", path_of("allow.txt"),
-                          "--request-timeout", "30000", "--drain-timeout", "30000", NULL};
+    const char *args[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          plc_hostport(),
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--request-timeout",
+                          "30000",
+                          "--drain-timeout",
+                          "30000",
+                          NULL};
 
     two_masters_allowed(NULL, NULL);
     plc_set_register(&plc, 42, 4242);
@@ -323,8 +344,8 @@ static int run_status(const char *args, char *out, size_t len)
     FILE *p;
     int st;
 
-    snprintf(cmd, sizeof cmd, "%s %s status %s 2>&1", runner != NULL ? runner : "",
-             gateway_path(), args);
+    snprintf(cmd, sizeof cmd, "%s %s status %s 2>&1", runner != NULL ? runner : "", gateway_path(),
+             args);
     p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
     while (n < len - 1) {
@@ -347,9 +368,19 @@ START_TEST(t_status_command)
     char args[256], out[4096];
     modbus_t *alice, *bob;
     uint16_t v;
-    const char *argv[] = {"server", "--listen", "127.0.0.1:0", "--upstream", plc_hostport(),
-                          "--key", path_of("gw.key"), "--authorized", path_of("allow.txt"),
-                          "--policy", path_of("policy.txt"), "--control", path_of("ctl"),
+    const char *argv[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          plc_hostport(),
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--policy",
+                          path_of("policy.txt"),
+                          "--control",
+                          path_of("ctl"),
                           NULL};
 
     two_masters_allowed("operator", "viewer");
@@ -372,8 +403,7 @@ START_TEST(t_status_command)
     snprintf(args, sizeof args, "--control %s", path_of("ctl"));
     ck_assert_int_eq(run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "2 masters") != NULL, "status: %s", out);
-    ck_assert_msg(strstr(out, "master alice role operator cipher chacha20 from 127.0.0.1:") !=
-                      NULL,
+    ck_assert_msg(strstr(out, "master alice role operator cipher chacha20 from 127.0.0.1:") != NULL,
                   "status: %s", out);
     ck_assert_msg(strstr(out, "master bob role viewer cipher chacha20 from 127.0.0.1:") != NULL,
                   "status: %s", out);
@@ -460,8 +490,8 @@ END_TEST
 
 struct poller_arg {
     const struct gwp *g;
-    int who;     /* master key index */
-    int base;    /* its registers: base..base+9 */
+    int who;  /* master key index */
+    int base; /* its registers: base..base+9 */
     int rounds;
     int failures;
     modbus_t *ctx;
@@ -515,7 +545,8 @@ START_TEST(t_two_masters_share_one_upstream)
     for (i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
     for (i = 0; i < 2; i++) {
-        ck_assert_msg(a[i].failures == 0, "master %d: %d failures; log: %s", i, a[i].failures, g.log);
+        ck_assert_msg(a[i].failures == 0, "master %d: %d failures; log: %s", i, a[i].failures,
+                      g.log);
         mbsc_modbus_close(a[i].ctx);
     }
     ck_assert_int_eq(plc_accepts(&plc), 1);
@@ -582,9 +613,18 @@ END_TEST
 START_TEST(t_bad_policy_refused_with_line)
 {
     struct gwp g;
-    const char *args[] = {"server", "--listen", "127.0.0.1:0", "--upstream", plc_hostport(),
-                          "--key", path_of("gw.key"), "--authorized", path_of("allow.txt"),
-                          "--policy", path_of("policy.txt"), NULL};
+    const char *args[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          plc_hostport(),
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--policy",
+                          path_of("policy.txt"),
+                          NULL};
     char want[160];
 
     two_masters_allowed(NULL, NULL);
@@ -708,9 +748,20 @@ END_TEST
 
 static void start_client(struct gwp *g, const char *upstream)
 {
-    const char *args[] = {"client", "--listen", "127.0.0.1:0", "--upstream", upstream,
-                          "--key", path_of("client.key"), "--peer", path_of("gw.pub"),
-                          "--request-timeout", "3000", "--reconnect-max", "200", NULL};
+    const char *args[] = {"client",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          upstream,
+                          "--key",
+                          path_of("client.key"),
+                          "--peer",
+                          path_of("gw.pub"),
+                          "--request-timeout",
+                          "3000",
+                          "--reconnect-max",
+                          "200",
+                          NULL};
 
     ck_assert_msg(gw_spawn(g, args), "the client gateway did not start: %s", g->log);
 }
@@ -774,8 +825,9 @@ END_TEST
 START_TEST(t_client_refuses_remote_plaintext)
 {
     struct gwp g;
-    const char *args[] = {"client", "--listen", "0.0.0.0:0", "--upstream", "127.0.0.1:1",
-                          "--key", path_of("client.key"), "--peer", path_of("gw.pub"), NULL};
+    const char *args[] = {"client",          "--listen", "0.0.0.0:0",           "--upstream",
+                          "127.0.0.1:1",     "--key",    path_of("client.key"), "--peer",
+                          path_of("gw.pub"), NULL};
 
     ck_assert(!gw_spawn(&g, args));
     ck_assert_int_eq(gw_finish(&g, 0), 2);
@@ -816,7 +868,6 @@ START_TEST(t_config_file)
 }
 END_TEST
 
-
 START_TEST(t_systemd_readiness_and_levels)
 {
     struct gwp g;
@@ -855,10 +906,9 @@ START_TEST(t_systemd_readiness_and_levels)
     close(fd);
     unlink(sa.sun_path);
     write_file("allow.txt", "not a key line\n");
-    ck_assert(!gw_spawn(&g, (const char *const[]){"server", "--listen", "127.0.0.1:0",
-                                                  "--upstream", plc_hostport(), "--key",
-                                                  path_of("gw.key"), "--authorized",
-                                                  path_of("allow.txt"), NULL}));
+    ck_assert(!gw_spawn(&g, (const char *const[]){"server", "--listen", "127.0.0.1:0", "--upstream",
+                                                  plc_hostport(), "--key", path_of("gw.key"),
+                                                  "--authorized", path_of("allow.txt"), NULL}));
     ck_assert_int_eq(gw_finish(&g, 0), 1);
     ck_assert_msg(strstr(g.log, "<3>") == g.log, "log: %s", g.log);
 }
@@ -869,9 +919,9 @@ END_TEST
 START_TEST(t_secure_slave_policy_and_reload)
 {
     struct gwp g;
-    const char *args[] = {"--listen", "127.0.0.1:0", "--key", path_of("gw.key"),
-                          "--authorized", path_of("allow.txt"), "--policy",
-                          path_of("policy.txt"), NULL};
+    const char *args[] = {"--listen",        "127.0.0.1:0",         "--key",
+                          path_of("gw.key"), "--authorized",        path_of("allow.txt"),
+                          "--policy",        path_of("policy.txt"), NULL};
     modbus_t *alice, *bob;
     uint16_t v = 0;
 

@@ -159,9 +159,9 @@ static const struct {
 };
 
 #define ALICE_PUB_B64 "hSDwCYkwp1R0i33ctD73Wg2/Og0mOBr066SpjqqbTmo="
-#define BOB_PUB_B64 "3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08="
-#define ZERO_B64 "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-#define FF_B64 "//////////////////////////////////////////8="
+#define BOB_PUB_B64   "3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08="
+#define ZERO_B64      "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+#define FF_B64        "//////////////////////////////////////////8="
 
 /* --- Base64 codec --------------------------------------------------------- */
 
@@ -169,8 +169,13 @@ static const struct {
 static const struct {
     const char *plain, *b64;
 } rfc4648[] = {
-    {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-    {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+    {"", ""},
+    {"f", "Zg=="},
+    {"fo", "Zm8="},
+    {"foo", "Zm9v"},
+    {"foob", "Zm9vYg=="},
+    {"fooba", "Zm9vYmE="},
+    {"foobar", "Zm9vYmFy"},
 };
 
 START_TEST(test_rfc4648_encode)
@@ -211,10 +216,10 @@ static const struct {
     const char *b64;
 } rfc4648_bad[] = {
     {1, "Zh=="}, /* "f" with nonzero unused bits */
-    {1, "Zg="},  {1, "Zg"},    {1, "Zg=A"}, {1, "Z==="},
-    {2, "Zm9="}, /* "fo" with nonzero unused bits */
-    {2, "Zm8"},  {2, "Zm8=="}, {3, "Zm9v="}, {3, "Zm9"},
-    {3, "Zm v"}, {3, "Zm9\n"}, {3, "Zm-v"}, {3, "Zm_v"},
+    {1, "Zg="},  {1, "Zg"},    {1, "Zg=A"},  {1, "Z==="}, {2, "Zm9="}, /* "fo" with nonzero unused
+                                                                          bits */
+    {2, "Zm8"},  {2, "Zm8=="}, {3, "Zm9v="}, {3, "Zm9"},  {3, "Zm v"}, {3, "Zm9\n"},
+    {3, "Zm-v"}, {3, "Zm_v"},
 };
 
 START_TEST(test_rfc4648_reject)
@@ -269,8 +274,7 @@ START_TEST(test_key_base64_vs_libsodium)
         if (seed <= 256)
             memset(key, (int)(seed - 1), seed % 32 + 1); /* every byte value */
         ck_assert_int_eq(mbsc_key_to_base64(mine, key), MBSC_OK);
-        sodium_bin2base64(theirs, sizeof theirs, key, sizeof key,
-                          sodium_base64_VARIANT_ORIGINAL);
+        sodium_bin2base64(theirs, sizeof theirs, key, sizeof key, sodium_base64_VARIANT_ORIGINAL);
         ck_assert_str_eq(mine, theirs);
         ck_assert_int_eq(mbsc_key_from_base64(back, mine, strlen(mine)), MBSC_OK);
         ck_assert_mem_eq(back, key, 32);
@@ -485,8 +489,7 @@ START_TEST(test_save_refuses_overwrite)
 
     memset(key, 1, sizeof key);
     write_str(path, "old contents\n", 0600);
-    ck_assert_int_eq(mbsc_private_key_save(path, key, 0, why, sizeof why),
-                     MBSC_ERR_KEY_FILE_WRITE);
+    ck_assert_int_eq(mbsc_private_key_save(path, key, 0, why, sizeof why), MBSC_ERR_KEY_FILE_WRITE);
     ck_assert_ptr_nonnull(strstr(why, path));
     ck_assert_ptr_nonnull(strstr(why, "exists"));
     ck_assert_str_eq(read_back(path, NULL), "old contents\n");
@@ -526,8 +529,8 @@ START_TEST(test_save_unwritable_dir)
     ck_assert_int_eq(mbsc_private_key_save(tpath("no/such/dir.key"), key, 0, why, sizeof why),
                      MBSC_ERR_KEY_FILE_WRITE);
     ck_assert_ptr_nonnull(strstr(why, "no/such/dir.key: "));
-    ck_assert_int_eq(mbsc_private_key_save(tpath("no/such/dir.key"), key,
-                                           MBSC_KEY_SAVE_OVERWRITE, why, sizeof why),
+    ck_assert_int_eq(mbsc_private_key_save(tpath("no/such/dir.key"), key, MBSC_KEY_SAVE_OVERWRITE,
+                                           why, sizeof why),
                      MBSC_ERR_KEY_FILE_WRITE);
     ck_assert_int_eq(dir_entries(), 0);
 }
@@ -545,8 +548,7 @@ START_TEST(test_private_permissions)
 
     write_str(path, ZERO_B64 "\n", open_modes[_i]);
     memset(&kp, 0xaa, sizeof kp);
-    ck_assert_int_eq(mbsc_keypair_load(&kp, path, why, sizeof why),
-                     MBSC_ERR_KEY_FILE_PERMISSIONS);
+    ck_assert_int_eq(mbsc_keypair_load(&kp, path, why, sizeof why), MBSC_ERR_KEY_FILE_PERMISSIONS);
     snprintf(mode_text, sizeof mode_text, "%04o", (unsigned)open_modes[_i]);
     ck_assert_msg(strstr(why, mode_text) != NULL, "why '%s' lacks %s", why, mode_text);
     ck_assert_ptr_nonnull(strstr(why, path));
@@ -615,8 +617,7 @@ START_TEST(test_load_unreadable)
     ck_assert_int_eq(mbsc_keypair_load(&kp, tpath("fifo"), why, sizeof why),
                      MBSC_ERR_KEY_FILE_UNREADABLE);
     ck_assert_ptr_nonnull(strstr(why, "not a regular file"));
-    ck_assert_int_eq(mbsc_keypair_load(NULL, tpath("fifo"), why, sizeof why),
-                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_keypair_load(NULL, tpath("fifo"), why, sizeof why), MBSC_ERR_INVALID_ARG);
     ck_assert_int_eq(mbsc_keypair_load(&kp, NULL, why, sizeof why), MBSC_ERR_INVALID_ARG);
 }
 END_TEST
@@ -654,8 +655,7 @@ START_TEST(test_load_format)
     write_file(path, bad_files[_i].text, len, 0600);
     memset(&kp, 0xaa, sizeof kp);
     ck_assert_int_eq(mbsc_keypair_load(&kp, path, why, sizeof why), MBSC_ERR_KEY_FILE_FORMAT);
-    ck_assert_msg(strstr(why, bad_files[_i].why) != NULL, "%s: why '%s'", bad_files[_i].what,
-                  why);
+    ck_assert_msg(strstr(why, bad_files[_i].why) != NULL, "%s: why '%s'", bad_files[_i].what, why);
     ck_assert_ptr_nonnull(strstr(why, path));
     ck_assert(sodium_is_zero((const unsigned char *)&kp, sizeof kp));
     ck_assert_int_eq(mbsc_public_key_load(pub, path, NULL, 0), MBSC_ERR_KEY_FILE_FORMAT);
@@ -664,8 +664,7 @@ END_TEST
 
 START_TEST(test_load_line_ends)
 {
-    static const char *const texts[] = {ALICE_PUB_B64, ALICE_PUB_B64 "\n",
-                                        ALICE_PUB_B64 "\r\n"};
+    static const char *const texts[] = {ALICE_PUB_B64, ALICE_PUB_B64 "\n", ALICE_PUB_B64 "\r\n"};
     uint8_t pub[32], expect[32];
     size_t i;
 
@@ -713,8 +712,7 @@ START_TEST(test_why_bounds)
         ck_assert_int_eq(why[n], '#');
     }
     memset(why, '#', sizeof why);
-    ck_assert_int_eq(mbsc_keypair_load(&kp, tpath("w.key"), why, 0),
-                     MBSC_ERR_KEY_FILE_PERMISSIONS);
+    ck_assert_int_eq(mbsc_keypair_load(&kp, tpath("w.key"), why, 0), MBSC_ERR_KEY_FILE_PERMISSIONS);
     ck_assert_int_eq(why[0], '#');
     ck_assert_int_eq(mbsc_keypair_load(&kp, tpath("w.key"), NULL, 0),
                      MBSC_ERR_KEY_FILE_PERMISSIONS);
@@ -733,8 +731,7 @@ START_TEST(test_load_through_symlink)
     /* the mode checked is the target's, not the link's */
     write_str(tpath("real.key"), ZERO_B64 "\n", 0644);
     ck_assert_int_eq(symlink("real.key", tpath("link.key")), 0);
-    ck_assert_int_eq(mbsc_psk_load(pub, tpath("link.key"), NULL, 0),
-                     MBSC_ERR_KEY_FILE_PERMISSIONS);
+    ck_assert_int_eq(mbsc_psk_load(pub, tpath("link.key"), NULL, 0), MBSC_ERR_KEY_FILE_PERMISSIONS);
 }
 END_TEST
 
@@ -765,10 +762,10 @@ struct trust_case {
     const char *name;
     int needs_chown;
     void (*setup)(const struct trust_ids *id);
-    const char *load;  /* path under trust_base ("" = relative, see cwd) */
-    const char *cwd;   /* if set: chdir here (under trust_base) and load `load` relatively */
+    const char *load; /* path under trust_base ("" = relative, see cwd) */
+    const char *cwd;  /* if set: chdir here (under trust_base) and load `load` relatively */
     enum trust_kind kind;
-    int expect;        /* MBSC_OK or the error */
+    int expect;              /* MBSC_OK or the error */
     const char *why1, *why2; /* substrings of the message (NULL: none) */
 };
 
@@ -804,7 +801,7 @@ static void mk_link(const char *rel, const char *target, uid_t owner)
         ck_assert_int_eq(lchown(tb(rel), owner, (gid_t)owner), 0);
 }
 
-#define KEY_LINE ZERO_B64 "\n"
+#define KEY_LINE  ZERO_B64 "\n"
 #define LIST_LINE ALICE_PUB_B64 " alice\n"
 
 static void su_ok(const struct trust_ids *id)
@@ -921,8 +918,8 @@ static const struct trust_case trust_cases[] = {
      MBSC_ERR_KEY_FILE_PERMISSIONS, "owned by uid", "fix: chown"},
     {"dir owned by another user", 1, su_other_dir, "d/k", NULL, T_SECRET,
      MBSC_ERR_KEY_FILE_PERMISSIONS, "directory", "fix: chown"},
-    {"group-writable dir", 0, su_group_dir, "d/k", NULL, T_SECRET,
-     MBSC_ERR_KEY_FILE_PERMISSIONS, "writable by group or others (mode 0770)", "chmod go-w"},
+    {"group-writable dir", 0, su_group_dir, "d/k", NULL, T_SECRET, MBSC_ERR_KEY_FILE_PERMISSIONS,
+     "writable by group or others (mode 0770)", "chmod go-w"},
     {"world-writable dir, allow-list", 0, su_world_dir, "d/k", NULL, T_LIST,
      MBSC_ERR_KEY_FILE_PERMISSIONS, "mode 0757", "chmod go-w"},
     {"world-writable grandparent", 0, su_grandparent, "a/b/k", NULL, T_SECRET,
@@ -959,8 +956,8 @@ static int trust_child(const struct trust_case *c, const struct trust_ids *id, i
     int rc, expect = c->expect;
 
     if (drop) {
-        if (setgroups(0, NULL) != 0 || setresgid((gid_t)id->ours, (gid_t)id->ours,
-                                                 (gid_t)id->ours) != 0 ||
+        if (setgroups(0, NULL) != 0 ||
+            setresgid((gid_t)id->ours, (gid_t)id->ours, (gid_t)id->ours) != 0 ||
             setresuid(id->ours, id->ours, id->ours) != 0) {
             fprintf(stderr, "cannot become uid %lu: %s\n", (unsigned long)id->ours,
                     strerror(errno));
@@ -1013,8 +1010,10 @@ static void trust_run(const struct trust_case *c, const struct trust_ids *id, in
 
     ck_assert_int_eq(lstat("/tmp", &st), 0);
     if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 01000) == 0) {
-        fprintf(stderr, "check_keys: SKIP trust case '%s': /tmp is not a root-owned sticky "
-                        "directory\n", c->name);
+        fprintf(stderr,
+                "check_keys: SKIP trust case '%s': /tmp is not a root-owned sticky "
+                "directory\n",
+                c->name);
         return;
     }
     ck_assert_int_lt(snprintf(trust_base, sizeof trust_base, "/tmp/mbsc-trust-XXXXXX"),
@@ -1030,15 +1029,14 @@ static void trust_run(const struct trust_case *c, const struct trust_ids *id, in
         _exit(trust_child(c, id, drop));
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     (void)nftw(trust_base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "trust case '%s' as uid %lu failed",
-                  c->name, (unsigned long)id->ours);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "trust case '%s' as uid %lu failed", c->name, (unsigned long)id->ours);
 }
 
 START_TEST(test_trust_as_self)
 {
     const struct trust_case *c = &trust_cases[_i];
-    struct trust_ids id = {geteuid(), geteuid() == 0 ? TRUST_NOBODY : TRUST_OTHER,
-                           geteuid() == 0};
+    struct trust_ids id = {geteuid(), geteuid() == 0 ? TRUST_NOBODY : TRUST_OTHER, geteuid() == 0};
 
     if (c->needs_chown && !id.can_chown) {
         fprintf(stderr, "check_keys: SKIP trust case '%s' as uid %lu: needs root to set up\n",
@@ -1068,12 +1066,10 @@ END_TEST
 
 static const char good_list[] =
     "# masters allowed on this slave\n"
-    "\n"
-    ZERO_B64 " scada-1 operator\n"
+    "\n" ZERO_B64 " scada-1 operator\n"
     "   \t\n"
     "\t" ALICE_PUB_B64 "\tengineering.ws_2 \t admin   # Alice\r\n"
-    "# " FF_B64 " commented-out\n"
-    BOB_PUB_B64 " historian"; /* no final newline */
+    "# " FF_B64 " commented-out\n" BOB_PUB_B64 " historian"; /* no final newline */
 
 START_TEST(test_allowlist_good)
 {
@@ -1144,12 +1140,12 @@ static const struct {
     const char *why;
 } bad_lists[] = {
     {"bad key", "# c\n\nAAAA name\n", MBSC_ERR_ALLOWLIST_SYNTAX, "t:3: bad base64 key"},
-    {"non-canonical key", ZERO_B64 " a\n"
-                          "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB= b\n",
+    {"non-canonical key",
+     ZERO_B64 " a\n"
+              "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB= b\n",
      MBSC_ERR_ALLOWLIST_SYNTAX, "t:2: bad base64 key"},
     {"missing name", ZERO_B64 "\n", MBSC_ERR_ALLOWLIST_SYNTAX, "t:1: missing name"},
-    {"missing name, comment", ZERO_B64 " #name\n", MBSC_ERR_ALLOWLIST_SYNTAX,
-     "t:1: missing name"},
+    {"missing name, comment", ZERO_B64 " #name\n", MBSC_ERR_ALLOWLIST_SYNTAX, "t:1: missing name"},
     {"too many fields", "\n" ZERO_B64 " a b c\n", MBSC_ERR_ALLOWLIST_SYNTAX,
      "t:2: too many fields"},
     {"bad name", ZERO_B64 " bob!\n", MBSC_ERR_ALLOWLIST_SYNTAX, "t:1: bad name"},
@@ -1165,8 +1161,8 @@ static const struct {
      MBSC_ERR_ALLOWLIST_SYNTAX, "t:1: bad base64 key"},
     {"duplicate", "# c\n" ZERO_B64 " a\n" ALICE_PUB_B64 " b\n\n" ZERO_B64 " c\n",
      MBSC_ERR_ALLOWLIST_DUPLICATE, "t:5: key already listed on line 2"},
-    {"three times", ALICE_PUB_B64 " a\n" ZERO_B64 " b\n" ZERO_B64 " c\n" ALICE_PUB_B64 " d\n"
-                    ZERO_B64 " e\n",
+    {"three times",
+     ALICE_PUB_B64 " a\n" ZERO_B64 " b\n" ZERO_B64 " c\n" ALICE_PUB_B64 " d\n" ZERO_B64 " e\n",
      MBSC_ERR_ALLOWLIST_DUPLICATE, "t:3: key already listed on line 2"},
     {"duplicate before syntax error", ZERO_B64 " a\n" ZERO_B64 " a\nbad line\n",
      MBSC_ERR_ALLOWLIST_DUPLICATE, "t:2: key already listed on line 1"},
@@ -1180,8 +1176,8 @@ START_TEST(test_allowlist_bad)
     mbsc_allowlist *al = (mbsc_allowlist *)(void *)&not_a_list; /* must be reset to NULL */
     char why[MBSC_WHY_SIZE];
 
-    ck_assert_int_eq(mbsc_allowlist_parse(&al, bad_lists[_i].text, strlen(bad_lists[_i].text),
-                                          "t", why, sizeof why),
+    ck_assert_int_eq(mbsc_allowlist_parse(&al, bad_lists[_i].text, strlen(bad_lists[_i].text), "t",
+                                          why, sizeof why),
                      bad_lists[_i].code);
     ck_assert_ptr_null(al);
     ck_assert_msg(strncmp(why, bad_lists[_i].why, strlen(bad_lists[_i].why)) == 0,
@@ -1317,8 +1313,7 @@ START_TEST(test_allowlist_file)
     mbsc_allowlist_free(al);
 
     write_str(path, "# ok\n" ZERO_B64 " a\n" ZERO_B64 " b\n", 0644);
-    ck_assert_int_eq(mbsc_allowlist_load(&al, path, why, sizeof why),
-                     MBSC_ERR_ALLOWLIST_DUPLICATE);
+    ck_assert_int_eq(mbsc_allowlist_load(&al, path, why, sizeof why), MBSC_ERR_ALLOWLIST_DUPLICATE);
     snprintf(expect, sizeof expect, "%s:3: key already listed on line 2", path);
     ck_assert_str_eq(why, expect);
 
@@ -1333,8 +1328,7 @@ START_TEST(test_allowlist_file)
     ck_assert_ptr_nonnull(big);
     memset(big, '\n', MBSC_ALLOWLIST_MAX_BYTES + 1);
     write_file(path, big, MBSC_ALLOWLIST_MAX_BYTES + 1, 0644);
-    ck_assert_int_eq(mbsc_allowlist_load(&al, path, why, sizeof why),
-                     MBSC_ERR_ALLOWLIST_SYNTAX);
+    ck_assert_int_eq(mbsc_allowlist_load(&al, path, why, sizeof why), MBSC_ERR_ALLOWLIST_SYNTAX);
     ck_assert_ptr_nonnull(strstr(why, "too large"));
     write_file(path, big, MBSC_ALLOWLIST_MAX_BYTES, 0644);
     ck_assert_int_eq(mbsc_allowlist_load(&al, path, why, sizeof why), MBSC_OK);
@@ -1359,8 +1353,7 @@ Suite *keys_suite(void)
     tcase_add_test(tc, test_key_base64_vs_libsodium);
     tcase_add_test(tc, test_key_base64_last_char);
     tcase_add_test(tc, test_key_base64_every_byte);
-    tcase_add_loop_test(tc, test_key_base64_reject, 0,
-                        (int)(sizeof bad_keys / sizeof bad_keys[0]));
+    tcase_add_loop_test(tc, test_key_base64_reject, 0, (int)(sizeof bad_keys / sizeof bad_keys[0]));
     tcase_add_test(tc, test_key_base64_args);
     suite_add_tcase(s, tc);
 

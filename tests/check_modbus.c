@@ -133,9 +133,9 @@ struct server_thread {
     char last_detail[256];       /* of the last CLOSED event with an error */
     char last_name[64];          /* peer_name of the last CONNECTED event */
     const mbsc_cipher *last_cipher;
-    int bad_event; /* an event that broke the header's promises */
-    unsigned logs;                 /* LOG events */
-    char all_logs[4096];           /* their lines, one after the other */
+    int bad_event;                  /* an event that broke the header's promises */
+    unsigned logs;                  /* LOG events */
+    char all_logs[4096];            /* their lines, one after the other */
     struct mbsc_server_stats stats; /* the server's, as of the last event */
 };
 
@@ -183,8 +183,7 @@ static void on_event(void *user, const struct mbsc_modbus_event *ev)
         if (ev->error != MBSC_OK && ev->detail != NULL)
             snprintf(st->last_detail, sizeof st->last_detail, "%s", ev->detail);
         break;
-    default:
-        st->bad_event = 1;
+    default: st->bad_event = 1;
     }
     pthread_cond_broadcast(&st->cond);
     pthread_mutex_unlock(&st->lock);
@@ -210,23 +209,34 @@ static void server_new(struct server_thread *st, const mbsc_config *cfg)
     ck_assert_int_eq(mbsc_server_set_limit(mbsc_modbus_server_core(st->srv),
                                            MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS, 1000),
                      MBSC_OK);
-    ck_assert_int_eq(mbsc_server_set_limit(mbsc_modbus_server_core(st->srv),
-                                           MBSC_SERVER_LOG_INTERVAL_MS, 1),
-                     MBSC_OK);
+    ck_assert_int_eq(
+        mbsc_server_set_limit(mbsc_modbus_server_core(st->srv), MBSC_SERVER_LOG_INTERVAL_MS, 1),
+        MBSC_OK);
 }
 
 /* Wait (up to 20 s) until the server's statistics satisfy cond. */
-#define WAIT_STATS(sp, pred)                                                                  \
-    do {                                                                                      \
-        struct timespec deadline_;                                                            \
-        int ok_ = 1;                                                                          \
-        clock_gettime(CLOCK_REALTIME, &deadline_);                                            \
-        deadline_.tv_sec += 20;                                                               \
-        pthread_mutex_lock(&(sp)->lock);                                                      \
-        while (!(pred) && ok_)                                                                \
-            ok_ = pthread_cond_timedwait(&(sp)->cond, &(sp)->lock, &deadline_) == 0;          \
-        pthread_mutex_unlock(&(sp)->lock);                                                    \
-        ck_assert_msg(pred, "timed out waiting for %s (refused %llu, closed early %llu, bad %llu, timeouts %llu, other %llu)", #pred, (unsigned long long)(sp)->stats.refused, (unsigned long long)(sp)->stats.closed_early, (unsigned long long)(sp)->stats.bad_handshakes, (unsigned long long)(sp)->stats.timed_out, (unsigned long long)((sp)->stats.refused - (sp)->stats.closed_early - (sp)->stats.bad_handshakes - (sp)->stats.timed_out - (sp)->stats.evicted - (sp)->stats.per_address - (sp)->stats.full - (sp)->stats.unknown_keys - (sp)->stats.fd_exhausted));                               \
+#define WAIT_STATS(sp, pred)                                                                       \
+    do {                                                                                           \
+        struct timespec deadline_;                                                                 \
+        int ok_ = 1;                                                                               \
+        clock_gettime(CLOCK_REALTIME, &deadline_);                                                 \
+        deadline_.tv_sec += 20;                                                                    \
+        pthread_mutex_lock(&(sp)->lock);                                                           \
+        while (!(pred) && ok_)                                                                     \
+            ok_ = pthread_cond_timedwait(&(sp)->cond, &(sp)->lock, &deadline_) == 0;               \
+        pthread_mutex_unlock(&(sp)->lock);                                                         \
+        ck_assert_msg(pred,                                                                        \
+                      "timed out waiting for %s (refused %llu, closed early %llu, bad %llu, "      \
+                      "timeouts %llu, other %llu)",                                                \
+                      #pred, (unsigned long long)(sp)->stats.refused,                              \
+                      (unsigned long long)(sp)->stats.closed_early,                                \
+                      (unsigned long long)(sp)->stats.bad_handshakes,                              \
+                      (unsigned long long)(sp)->stats.timed_out,                                   \
+                      (unsigned long long)((sp)->stats.refused - (sp)->stats.closed_early -        \
+                                           (sp)->stats.bad_handshakes - (sp)->stats.timed_out -    \
+                                           (sp)->stats.evicted - (sp)->stats.per_address -         \
+                                           (sp)->stats.full - (sp)->stats.unknown_keys -           \
+                                           (sp)->stats.fd_exhausted));                             \
     } while (0)
 
 static void *server_main(void *arg)
@@ -1526,8 +1536,8 @@ START_TEST(test_request_rules)
     adu[6] = 1;
     memcpy(adu + 7, c->pdu, c->len);
     ck_assert_int_eq(mbsc_modbus_check_adu(adu, len), MBSC_OK);
-    ck_assert_msg(mb_check_request(adu, len, map) == c->exception, "%s: got exception %u",
-                  c->what, (unsigned)mb_check_request(adu, len, map));
+    ck_assert_msg(mb_check_request(adu, len, map) == c->exception, "%s: got exception %u", c->what,
+                  (unsigned)mb_check_request(adu, len, map));
 }
 END_TEST
 
@@ -1547,7 +1557,7 @@ START_TEST(test_0x17_ranges_against_mapping)
         uint8_t exception;
     } cases[] = {
         {100, 10, 100, 10, 0}, {100, 1, 109, 1, 0}, {109, 1, 100, 1, 0},
-        {100, 1, 0, 1, 2},     /* the CVE: write below the start, read inside */
+        {100, 1, 0, 1, 2}, /* the CVE: write below the start, read inside */
         {100, 1, 99, 1, 2},    {100, 1, 109, 2, 2}, {99, 1, 100, 1, 2},
         {100, 11, 100, 1, 2},  {110, 1, 100, 1, 2}, {100, 1, 65535, 1, 2},
     };
@@ -1580,8 +1590,8 @@ START_TEST(test_0x17_ranges_against_mapping)
             continue;
         }
         mbsc_store16_be(adu + 4, (uint16_t)(len - 6));
-        ck_assert_msg(mb_check_request(adu, len, m) == cases[i].exception, "case %zu: got %u",
-                      i, (unsigned)mb_check_request(adu, len, m));
+        ck_assert_msg(mb_check_request(adu, len, m) == cases[i].exception, "case %zu: got %u", i,
+                      (unsigned)mb_check_request(adu, len, m));
     }
     modbus_mapping_free(m);
 }
@@ -1592,8 +1602,8 @@ START_TEST(test_request_rules_end_to_end)
 {
     static const uint8_t bad_count[] = {0, 7, 0, 0, 0, 6, 1, 0x03, 0, 0, 0, 126};
     static const uint8_t no_such_fc[] = {0, 8, 0, 0, 0, 2, 1, 0x07};
-    static const uint8_t rw_outside[] = {0, 9, 0, 0, 0, 13, 1, 0x17, 0, 0, 0, 1,
-                                         0x07, 0xD0, 0, 1, 2, 0, 7};
+    static const uint8_t rw_outside[] = {0, 9, 0,    0,    0, 13, 1, 0x17, 0, 0,
+                                         0, 1, 0x07, 0xD0, 0, 1,  2, 0,    7};
     struct server_thread st;
 
     server_start(&st, peers.scfg);
@@ -1614,8 +1624,7 @@ struct hook_log {
 /* Role "reader" may read, not write; function 0x41 is answered by the hook. */
 static enum mbsc_modbus_verdict reader_hook(void *user, const struct mbsc_modbus_request *req,
                                             uint8_t *exception_code,
-                                            uint8_t answer[MBSC_MODBUS_MAX_ADU],
-                                            size_t *answer_len)
+                                            uint8_t answer[MBSC_MODBUS_MAX_ADU], size_t *answer_len)
 {
     struct hook_log *log = user;
 

@@ -69,31 +69,30 @@ static int check2(const char *role, unsigned fc, unsigned a, unsigned b, char *w
     return mbsc_policy_check(policy, role, buf, n, why, MBSC_WHY_SIZE);
 }
 
-#define ALLOWED(role, fc, a, b)                                                            \
-    do {                                                                                   \
-        char why_[MBSC_WHY_SIZE];                                                          \
-        int rc_ = check2(role, fc, a, b, why_);                                            \
-        ck_assert_msg(rc_ == MBSC_OK, "%s fc 0x%02x %u %u refused: %s", role, fc, a, b,    \
-                      why_);                                                               \
-        ck_assert_str_eq(why_, "");                                                        \
+#define ALLOWED(role, fc, a, b)                                                                    \
+    do {                                                                                           \
+        char why_[MBSC_WHY_SIZE];                                                                  \
+        int rc_ = check2(role, fc, a, b, why_);                                                    \
+        ck_assert_msg(rc_ == MBSC_OK, "%s fc 0x%02x %u %u refused: %s", role, fc, a, b, why_);     \
+        ck_assert_str_eq(why_, "");                                                                \
     } while (0)
 
-#define REFUSED(role, fc, a, b, text)                                                      \
-    do {                                                                                   \
-        char why_[MBSC_WHY_SIZE];                                                          \
-        int rc_ = check2(role, fc, a, b, why_);                                            \
-        ck_assert_msg(rc_ == MBSC_ERR_POLICY_DENIED, "%s fc 0x%02x %u %u: got %s", role,   \
-                      fc, a, b, mbsc_strerror(rc_));                                       \
-        ck_assert_msg(strstr(why_, text) != NULL, "why '%s' lacks '%s'", why_, text);      \
+#define REFUSED(role, fc, a, b, text)                                                              \
+    do {                                                                                           \
+        char why_[MBSC_WHY_SIZE];                                                                  \
+        int rc_ = check2(role, fc, a, b, why_);                                                    \
+        ck_assert_msg(rc_ == MBSC_ERR_POLICY_DENIED, "%s fc 0x%02x %u %u: got %s", role, fc, a, b, \
+                      mbsc_strerror(rc_));                                                         \
+        ck_assert_msg(strstr(why_, text) != NULL, "why '%s' lacks '%s'", why_, text);              \
     } while (0)
 
 START_TEST(test_reads)
 {
-    ALLOWED("operator", 0x03, 0, 100);  /* 0..99, the whole range */
+    ALLOWED("operator", 0x03, 0, 100); /* 0..99, the whole range */
     ALLOWED("operator", 0x03, 99, 1);
     REFUSED("operator", 0x03, 99, 2, "role operator may not read holding-registers 99-100");
     REFUSED("operator", 0x04, 0, 1, "may not read input-registers 0-0 (function 0x04)");
-    ALLOWED("operator", 0x01, 16, 16);  /* coils 0x10-0x1f */
+    ALLOWED("operator", 0x01, 16, 16); /* coils 0x10-0x1f */
     REFUSED("operator", 0x01, 15, 2, "read coils 15-16");
     ALLOWED("operator", 0x02, 0, 8);
     ALLOWED("operator", 0x02, 100, 1);
@@ -124,20 +123,19 @@ START_TEST(test_writes)
     REFUSED("viewer", 0x10, 0, 1, "role viewer may not write holding-registers 0-0");
     REFUSED("viewer", 0x05, 0, 0xFF00, "may not write coils");
     /* Mask write (0x16: address, AND mask, OR mask) needs write access. */
-    ck_assert_int_eq(mbsc_policy_check(policy, "operator", buf, pdu(buf, 0x16, 3, mask), why,
-                                       sizeof why),
-                     MBSC_OK);
+    ck_assert_int_eq(
+        mbsc_policy_check(policy, "operator", buf, pdu(buf, 0x16, 3, mask), why, sizeof why),
+        MBSC_OK);
     mask[0] = 50;
-    ck_assert_int_eq(mbsc_policy_check(policy, "operator", buf, pdu(buf, 0x16, 3, mask), why,
-                                       sizeof why),
-                     MBSC_ERR_POLICY_DENIED);
+    ck_assert_int_eq(
+        mbsc_policy_check(policy, "operator", buf, pdu(buf, 0x16, 3, mask), why, sizeof why),
+        MBSC_ERR_POLICY_DENIED);
     ck_assert_ptr_nonnull(strstr(why, "write holding-registers 50-50 (function 0x16)"));
 }
 END_TEST
 
 /* 0x17: read address, read quantity, write address, write quantity, ... */
-static int check_rw(const char *role, unsigned ra, unsigned rq, unsigned wa, unsigned wq,
-                    char *why)
+static int check_rw(const char *role, unsigned ra, unsigned rq, unsigned wa, unsigned wq, char *why)
 {
     uint8_t buf[16];
     unsigned f[5] = {ra, rq, wa, wq, 0x0200}; /* byte count and a first value byte */
@@ -297,8 +295,7 @@ START_TEST(test_long_line_and_nul)
     memset(text, ' ', n);
     memcpy(text, "op read coils 0", 15);
     text[n - 1] = '\n';
-    ck_assert_int_eq(mbsc_policy_parse(&p, text, n, NULL, why, sizeof why),
-                     MBSC_ERR_POLICY_SYNTAX);
+    ck_assert_int_eq(mbsc_policy_parse(&p, text, n, NULL, why, sizeof why), MBSC_ERR_POLICY_SYNTAX);
     ck_assert_ptr_nonnull(strstr(why, "policy:1: line too long"));
     free(text);
     ck_assert_int_eq(mbsc_policy_parse(&p, nul, sizeof nul - 1, NULL, why, sizeof why),

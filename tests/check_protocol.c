@@ -46,14 +46,14 @@ static unsigned int_field(const json_value *obj, const char *name)
     return (unsigned)v;
 }
 
-static void assert_bytes(const uint8_t *got, size_t got_len, const uint8_t *want,
-                         size_t want_len, const char *what, int index)
+static void assert_bytes(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len,
+                         const char *what, int index)
 {
     ck_assert_msg(got_len == want_len, "vector %d, %s: %zu bytes, expected %zu", index, what,
                   got_len, want_len);
     for (size_t i = 0; i < want_len; i++)
-        ck_assert_msg(got[i] == want[i], "vector %d, %s: byte %zu is %02x, expected %02x",
-                      index, what, i, got[i], want[i]);
+        ck_assert_msg(got[i] == want[i], "vector %d, %s: byte %zu is %02x, expected %02x", index,
+                      what, i, got[i], want[i]);
 }
 
 /* ---- key derivation ------------------------------------------------------- */
@@ -240,7 +240,8 @@ START_TEST(records)
     const json_value *v = json_at(section("records"), (size_t)_i);
     const json_value *frames = json_get(v, "frames");
     const mbsc_cipher *c = mbsc_cipher_by_id(int_field(v, "cipher_id"));
-    static uint8_t payload[MBSC_MAX_PAYLOAD], frame[MBSC_MAX_PAYLOAD + 18], opened[MBSC_MAX_PAYLOAD];
+    static uint8_t payload[MBSC_MAX_PAYLOAD], frame[MBSC_MAX_PAYLOAD + 18],
+        opened[MBSC_MAX_PAYLOAD];
     static uint8_t want[MBSC_MAX_PAYLOAD + 18];
     struct mbsc_record_dir sealer, opener;
     uint8_t k[32];
@@ -264,8 +265,8 @@ START_TEST(records)
         if (f != NULL)
             n = hex_field(f, "payload", payload, sizeof payload);
         len = mbsc_record_seal(&sealer, frame, sizeof frame, payload, n);
-        ck_assert_msg(len == (long)(n + 18), "frame %llu: seal returned %ld",
-                      (unsigned long long)i, len);
+        ck_assert_msg(len == (long)(n + 18), "frame %llu: seal returned %ld", (unsigned long long)i,
+                      len);
         if (f != NULL) {
             want_len = hex_field(f, "frame", want, sizeof want);
             assert_bytes(frame, (size_t)len, want, want_len, "frame", (int)i);
@@ -273,8 +274,8 @@ START_TEST(records)
         }
         /* And the receiving side opens every one of them. */
         got = mbsc_record_open(&opener, opened, frame + 2, (size_t)len - 2);
-        ck_assert_msg(got == (long)n, "frame %llu: open returned %ld (%s)",
-                      (unsigned long long)i, got, got < 0 ? mbsc_strerror((int)got) : "");
+        ck_assert_msg(got == (long)n, "frame %llu: open returned %ld (%s)", (unsigned long long)i,
+                      got, got < 0 ? mbsc_strerror((int)got) : "");
         ck_assert(n == 0 || memcmp(opened, payload, n) == 0);
     }
     ck_assert_uint_eq(checked, json_count(frames));
@@ -303,7 +304,8 @@ Suite *protocol_suite(void)
     if (vectors == NULL) {
         tcase_add_test(tc, vectors_unreadable);
     } else {
-        tcase_add_loop_test(tc, key_derivation, 0, (int)json_count(json_get(vectors, "key_derivation")));
+        tcase_add_loop_test(tc, key_derivation, 0,
+                            (int)json_count(json_get(vectors, "key_derivation")));
         tcase_add_loop_test(tc, handshake, 0, (int)json_count(json_get(vectors, "handshakes")));
         tcase_add_loop_test(tc, records, 0, (int)json_count(json_get(vectors, "records")));
     }

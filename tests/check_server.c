@@ -86,8 +86,7 @@ static void on_event(void *user, const struct mbsc_server_event *ev)
         snprintf(f->logs_text + at, sizeof f->logs_text - at, "%s\n", ev->detail);
         break;
     }
-    default:
-        ck_abort_msg("unknown event %d", (int)ev->type);
+    default: ck_abort_msg("unknown event %d", (int)ev->type);
     }
 }
 
@@ -131,12 +130,12 @@ static void fixture_start(struct fixture *f, const mbsc_config *cfg)
 }
 
 /* Step until cond holds (or 20 s pass: then fail). */
-#define STEP_UNTIL(f, cond)                                                                  \
-    do {                                                                                     \
-        long long until_ = tu_now_ms() + LONG_MS;                                            \
-        while (!(cond) && tu_now_ms() < until_)                                              \
-            ck_assert_int_eq(mbsc_server_step((f)->srv, 20), MBSC_OK);                       \
-        ck_assert_msg(cond, "timed out waiting for %s", #cond);                              \
+#define STEP_UNTIL(f, cond)                                                                        \
+    do {                                                                                           \
+        long long until_ = tu_now_ms() + LONG_MS;                                                  \
+        while (!(cond) && tu_now_ms() < until_)                                                    \
+            ck_assert_int_eq(mbsc_server_step((f)->srv, 20), MBSC_OK);                             \
+        ck_assert_msg(cond, "timed out waiting for %s", #cond);                                    \
     } while (0)
 
 /* --- A master in a thread ---------------------------------------------------------- */
@@ -145,11 +144,11 @@ struct master {
     pthread_t thread;
     const char *addr;
     const mbsc_config *cfg;
-    int n;           /* requests, pipelined */
-    int rc;          /* of the last call */
-    int answers;     /* answers received, each checked */
+    int n;       /* requests, pipelined */
+    int rc;      /* of the last call */
+    int answers; /* answers received, each checked */
     int done;
-    int hold_open;   /* after the answers, wait for the slave to close */
+    int hold_open; /* after the answers, wait for the slave to close */
 };
 
 static void *master_main(void *arg)
@@ -352,8 +351,7 @@ START_TEST(test_limits)
     ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED, 50), MBSC_OK);
     ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_UNCONFIRMED), 10);
     /* Clamped below the descriptor limit. */
-    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS, 1u << 23),
-                     MBSC_OK);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS, 1u << 23), MBSC_OK);
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (1u << 23))
         ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_CONNECTIONS),
                           rl.rlim_cur - MBSC_SERVER_FD_RESERVE);

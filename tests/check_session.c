@@ -281,9 +281,8 @@ START_TEST(byte_at_a_time_and_many_frames_at_once)
     }
     len = take_output(p.m, buf, sizeof buf);
     /* All at once for chacha20, chunks of 7, 14, 21 bytes for the others. */
-    ck_assert_int_eq(feed_all(p.s, buf, len, _i == 0 ? 0 : (size_t)_i * 7, got, got_len, 40,
-                              &n_got),
-                     MBSC_OK);
+    ck_assert_int_eq(
+        feed_all(p.s, buf, len, _i == 0 ? 0 : (size_t)_i * 7, got, got_len, 40, &n_got), MBSC_OK);
     ck_assert_uint_eq(n_got, 40);
     for (i = 0; i < 40; i++) {
         tu_fill_pattern(payload, i, (uint32_t)i + 7);
@@ -337,8 +336,8 @@ START_TEST(every_bit_flip_rejected)
         rc = feed_all(p.s, next, next_len, 0, got, got_len, 4, &n_got);
     if (rc == MBSC_OK)
         rc = feed_all(p.s, pad, sizeof pad, 0, got, got_len, 4, &n_got);
-    ck_assert_msg(rc == MBSC_ERR_BAD_TAG || rc == MBSC_ERR_FRAME_LENGTH,
-                  "bit %d: %s", bit, mbsc_strerror(rc));
+    ck_assert_msg(rc == MBSC_ERR_BAD_TAG || rc == MBSC_ERR_FRAME_LENGTH, "bit %d: %s", bit,
+                  mbsc_strerror(rc));
     ck_assert_uint_eq(n_got, 0);
     /* Sticky, and the session is done. */
     ck_assert_int_eq(mbsc_session_error(p.s), rc);
@@ -356,9 +355,10 @@ START_TEST(replay_reorder_drop_rejected)
     uint8_t f[3][64], payload[12] = {0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 1};
     size_t flen[3], got_len[4], n_got = 0, i;
     const size_t *order;
-    static const size_t orders[][3] = {
-        [REPLAY] = {0, 0, 1}, [REORDER] = {1, 0, 2}, [DROP] = {0, 2, 1},
-        [DUPLICATE_LAST] = {0, 1, 1}};
+    static const size_t orders[][3] = {[REPLAY] = {0, 0, 1},
+                                       [REORDER] = {1, 0, 2},
+                                       [DROP] = {0, 2, 1},
+                                       [DUPLICATE_LAST] = {0, 1, 1}};
     size_t expect_ok[] = {[REPLAY] = 1, [REORDER] = 0, [DROP] = 1, [DUPLICATE_LAST] = 2};
     struct pair p;
     int rc = MBSC_OK;
@@ -570,9 +570,9 @@ static int slave_reads_offer(const uint8_t *offer, size_t offer_len, unsigned *c
         const uint8_t *out = mbsc_session_output(p.s, &out_len);
 
         ck_assert_uint_gt(out_len, 2);
-        ck_assert_int_eq(mbsc_noise_read_message(&hs, out + 2, out_len - 2, choice,
-                                                 sizeof choice, &choice_len),
-                         MBSC_OK);
+        ck_assert_int_eq(
+            mbsc_noise_read_message(&hs, out + 2, out_len - 2, choice, sizeof choice, &choice_len),
+            MBSC_OK);
         ck_assert_uint_eq(choice_len, 1);
         *chosen = choice[0];
     }

@@ -21,7 +21,6 @@
 
 /* ---- the PLC: a plain libmodbus server in a thread ------------------------ */
 
-
 static void *plc_main(void *arg)
 {
     struct plc *p = arg;
@@ -207,7 +206,6 @@ void plc_release(struct plc *p)
 
 /* ---- the gateway process ------------------------------------------------------ */
 
-
 const char *gw_program = "tools/mbsc-gateway";
 
 const char *gateway_path(void)
@@ -337,4 +335,3 @@ int gw_finish(struct gwp *g, int sig)
     g->pid = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
-

@@ -31,15 +31,15 @@ struct plc {
     modbus_mapping_t *map;
     int lfd, port;
     int stop[2];
-    int wake[2];           /* plc_release() wakes the thread */
+    int wake[2];            /* plc_release() wakes the thread */
     pthread_cond_t held_cv; /* signalled when a request is held */
-    int held;              /* requests held so far (under mu) */
+    int held;               /* requests held so far (under mu) */
     pthread_t th;
     pthread_mutex_t mu;
-    int accepts;           /* TCP connections accepted (under mu) */
-    enum plc_fault fault;  /* under mu */
-    unsigned served;       /* requests answered (under mu) */
-    int any_address;       /* listen on 0.0.0.0 instead of 127.0.0.1 */
+    int accepts;          /* TCP connections accepted (under mu) */
+    enum plc_fault fault; /* under mu */
+    unsigned served;      /* requests answered (under mu) */
+    int any_address;      /* listen on 0.0.0.0 instead of 127.0.0.1 */
 };
 
 /* Start on 127.0.0.1:port (0: any; 0.0.0.0 with any_address), keeping p->map if set; 0 or -1. */

@@ -84,9 +84,7 @@ static void free_value(json_value *v)
     if (v == NULL)
         return;
     switch (v->type) {
-    case JSON_STRING:
-        free(v->u.string.chars);
-        break;
+    case JSON_STRING: free(v->u.string.chars); break;
     case JSON_ARRAY:
         for (i = 0; i < v->u.array.count; i++)
             free_value(v->u.array.items[i]);
@@ -99,8 +97,7 @@ static void free_value(json_value *v)
         }
         free(v->u.object.members);
         break;
-    default:
-        break;
+    default: break;
     }
     free(v);
 }
@@ -213,30 +210,14 @@ static char *parse_string_raw(struct parser *ps, size_t *out_len)
         }
         ps->p++; /* backslash; the scan above guarantees a next byte */
         switch (*ps->p++) {
-        case '"':
-            *o++ = '"';
-            break;
-        case '\\':
-            *o++ = '\\';
-            break;
-        case '/':
-            *o++ = '/';
-            break;
-        case 'b':
-            *o++ = '\b';
-            break;
-        case 'f':
-            *o++ = '\f';
-            break;
-        case 'n':
-            *o++ = '\n';
-            break;
-        case 'r':
-            *o++ = '\r';
-            break;
-        case 't':
-            *o++ = '\t';
-            break;
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '/': *o++ = '/'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
         case 'u':
             u = read_u16(ps);
             if (u < 0)
@@ -551,8 +532,7 @@ static json_value *parse_value(struct parser *ps)
         v = *ps->p == '{' ? parse_object(ps) : parse_array(ps);
         ps->depth--;
         return v;
-    case '"':
-        return parse_string(ps);
+    case '"': return parse_string(ps);
     case '-':
     case '0':
     case '1':
@@ -563,10 +543,8 @@ static json_value *parse_value(struct parser *ps)
     case '6':
     case '7':
     case '8':
-    case '9':
-        return parse_number(ps);
-    default:
-        return parse_literal(ps);
+    case '9': return parse_number(ps);
+    default: return parse_literal(ps);
     }
 }
 

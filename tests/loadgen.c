@@ -47,7 +47,7 @@
 
 #include "mbsc.h"
 
-#define MAX_ATTACKERS 4096
+#define MAX_ATTACKERS   4096
 #define LEGIT_BUDGET_MS 1000
 
 static long long now_ms(void)
@@ -338,8 +338,8 @@ struct master {
     int fd;
     mbsc_session *s;
     unsigned index;
-    unsigned done;       /* requests answered */
-    int waiting;         /* a request is out */
+    unsigned done; /* requests answered */
+    int waiting;   /* a request is out */
     int finished;
     int counted;         /* counted as established */
     uint16_t last_value; /* written to our register */

@@ -51,15 +51,15 @@ extern "C" {
 typedef struct mbsc_cipher mbsc_cipher;
 
 /* Wire ids. */
-#define MBSC_CIPHER_CHACHA20 1u
-#define MBSC_CIPHER_TRIVIUM 2u
-#define MBSC_CIPHER_RABBIT 3u
+#define MBSC_CIPHER_CHACHA20     1u
+#define MBSC_CIPHER_TRIVIUM      2u
+#define MBSC_CIPHER_RABBIT       3u
 #define MBSC_CIPHER_ENOCORO128V2 4u
-#define MBSC_CIPHER_COUNT 4u
+#define MBSC_CIPHER_COUNT        4u
 
 /* Largest key and IV of any cipher, for callers sizing buffers. */
 #define MBSC_CIPHER_MAX_KEY_BYTES 32u
-#define MBSC_CIPHER_MAX_IV_BYTES 12u
+#define MBSC_CIPHER_MAX_IV_BYTES  12u
 
 /*
  * Bytes reserved for the state of any cipher.  Part of the ABI: every
@@ -74,7 +74,7 @@ typedef struct mbsc_cipher mbsc_cipher;
 struct mbsc_cipher_impl;
 
 typedef struct mbsc_stream {
-    const mbsc_cipher *cipher_; /* private: NULL until initialised */
+    const mbsc_cipher *cipher_;           /* private: NULL until initialised */
     const struct mbsc_cipher_impl *impl_; /* private: the implementation */
     union {
         uint64_t align_;
@@ -148,9 +148,8 @@ MBSC_API const char *mbsc_stream_impl_name(const mbsc_stream *st);
  * unknown or that this CPU cannot run).  On failure st is left wiped and
  * unusable.
  */
-MBSC_API MBSC_WUR int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c,
-                                       const uint8_t *key, size_t key_len,
-                                       const uint8_t *iv, size_t iv_len);
+MBSC_API MBSC_WUR int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c, const uint8_t *key,
+                                       size_t key_len, const uint8_t *iv, size_t iv_len);
 
 /*
  * out = in XOR the next len keystream bytes.  The keystream continues across
@@ -164,8 +163,7 @@ MBSC_API MBSC_WUR int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c,
  * ChaCha20's 32-bit block counter limits one (key, IV) to 256 GiB; beyond
  * that the output is zeros as well.
  */
-MBSC_API void mbsc_stream_xor(mbsc_stream *st, uint8_t *out, const uint8_t *in,
-                              size_t len);
+MBSC_API void mbsc_stream_xor(mbsc_stream *st, uint8_t *out, const uint8_t *in, size_t len);
 
 /* Erase the whole state (sodium_memzero); st can then be initialised again. */
 MBSC_API void mbsc_stream_wipe(mbsc_stream *st);

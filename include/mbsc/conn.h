@@ -67,9 +67,8 @@ MBSC_API MBSC_WUR int mbsc_parse_hostport(const char *hostport, char *host, size
  * (getaddrinfo) blocks and is not bounded by timeout_ms.  When a name has
  * several addresses they are tried in turn; why names the last failure.
  */
-MBSC_API MBSC_WUR int mbsc_connect(const char *hostport, const mbsc_config *cfg,
-                                   int timeout_ms, mbsc_conn **out, char *why,
-                                   size_t why_len);
+MBSC_API MBSC_WUR int mbsc_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms,
+                                   mbsc_conn **out, char *why, size_t why_len);
 
 /*
  * Listen on hostport (SO_REUSEADDR; for a "[::]" address IPv6-only is left
@@ -115,9 +114,8 @@ MBSC_API MBSC_WUR int mbsc_listener_accept_fd(mbsc_listener *l, int timeout_ms, 
  * it returns only once the master's first frame has confirmed the session
  * (key confirmation: the master sends it right after the handshake).
  */
-MBSC_API MBSC_WUR int mbsc_accept(mbsc_listener *l, const mbsc_config *cfg,
-                                  int accept_timeout_ms, mbsc_conn **out, char *why,
-                                  size_t why_len);
+MBSC_API MBSC_WUR int mbsc_accept(mbsc_listener *l, const mbsc_config *cfg, int accept_timeout_ms,
+                                  mbsc_conn **out, char *why, size_t why_len);
 
 /*
  * Seal and send one payload (0..MBSC_MAX_PAYLOAD bytes) within timeout_ms.

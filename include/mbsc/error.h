@@ -30,10 +30,10 @@ enum mbsc_error {
     MBSC_ERR_CIPHER_IMPL = -9,      /* cipher implementation unknown or not supported by the CPU */
 
     /* Record layer */
-    MBSC_ERR_BAD_TAG = -10,          /* frame authentication failed */
-    MBSC_ERR_FRAME_LENGTH = -11,     /* frame length field out of range */
-    MBSC_ERR_TRUNCATED = -12,        /* frame ended before its announced length */
-    MBSC_ERR_PAYLOAD_TOO_LONG = -13, /* payload longer than MBSC_MAX_PAYLOAD */
+    MBSC_ERR_BAD_TAG = -10,           /* frame authentication failed */
+    MBSC_ERR_FRAME_LENGTH = -11,      /* frame length field out of range */
+    MBSC_ERR_TRUNCATED = -12,         /* frame ended before its announced length */
+    MBSC_ERR_PAYLOAD_TOO_LONG = -13,  /* payload longer than MBSC_MAX_PAYLOAD */
     MBSC_ERR_COUNTER_EXHAUSTED = -14, /* frame counter would wrap */
 
     /* Handshake */

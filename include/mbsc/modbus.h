@@ -92,8 +92,8 @@ extern "C" {
  * On failure returns NULL, *err (if not NULL) gets the mbsc error and why
  * (if not NULL) a line naming the cause.
  */
-MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *cfg,
-                                       int timeout_ms, int *err, char *why, size_t why_len);
+MBSC_API modbus_t *mbsc_modbus_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms,
+                                       int *err, char *why, size_t why_len);
 
 /*
  * Why a client context stopped working: MBSC_OK while the secure
@@ -178,15 +178,15 @@ enum mbsc_modbus_event_type {
  */
 struct mbsc_modbus_event {
     enum mbsc_modbus_event_type type;
-    uint64_t connection_id;       /* unique per connection, from 1 (0 for LOG); never wraps */
-    const char *peer_address;     /* "HOST:PORT" (NULL for LOG) */
-    const char *peer_name;        /* allow-list name (NULL for LOG) */
-    const mbsc_cipher *cipher;    /* NULL for LOG */
-    int error;                    /* CLOSED: MBSC_OK for a clean close by the peer */
-    const char *detail;           /* CLOSED: one line of detail, or NULL; LOG: the line */
-    const uint8_t *adu;           /* REQUEST: the request ADU */
+    uint64_t connection_id;    /* unique per connection, from 1 (0 for LOG); never wraps */
+    const char *peer_address;  /* "HOST:PORT" (NULL for LOG) */
+    const char *peer_name;     /* allow-list name (NULL for LOG) */
+    const mbsc_cipher *cipher; /* NULL for LOG */
+    int error;                 /* CLOSED: MBSC_OK for a clean close by the peer */
+    const char *detail;        /* CLOSED: one line of detail, or NULL; LOG: the line */
+    const uint8_t *adu;        /* REQUEST: the request ADU */
     size_t adu_len;
-    const char *peer_role;        /* allow-list role, NULL if none */
+    const char *peer_role; /* allow-list role, NULL if none */
 };
 
 typedef void (*mbsc_modbus_event_fn)(void *user, const struct mbsc_modbus_event *ev);
@@ -205,8 +205,8 @@ MBSC_API MBSC_WUR int mbsc_modbus_server_new(mbsc_modbus_server **out, const cha
                                              char *why, size_t why_len);
 
 /* Connection events (for logs and for the application); fn may be NULL. */
-MBSC_API void mbsc_modbus_server_set_event_fn(mbsc_modbus_server *srv,
-                                              mbsc_modbus_event_fn fn, void *user);
+MBSC_API void mbsc_modbus_server_set_event_fn(mbsc_modbus_server *srv, mbsc_modbus_event_fn fn,
+                                              void *user);
 
 /* ---- request hook ---- */
 
@@ -245,8 +245,8 @@ typedef enum mbsc_modbus_verdict (*mbsc_modbus_hook_fn)(void *user,
                                                         size_t *answer_len);
 
 /* Install (or with NULL remove) the request hook. */
-MBSC_API void mbsc_modbus_server_set_request_hook(mbsc_modbus_server *srv,
-                                                  mbsc_modbus_hook_fn fn, void *user);
+MBSC_API void mbsc_modbus_server_set_request_hook(mbsc_modbus_server *srv, mbsc_modbus_hook_fn fn,
+                                                  void *user);
 
 /* The generic server underneath: limits, statistics, its descriptor. */
 MBSC_API mbsc_server *mbsc_modbus_server_core(mbsc_modbus_server *srv);

@@ -88,8 +88,8 @@ enum mbsc_server_event_type {
 struct mbsc_server_event {
     enum mbsc_server_event_type type;
     const struct mbsc_server_conn_info *conn; /* NULL for LOG */
-    int error;          /* CLOSED: MBSC_OK for a clean close by the peer */
-    const char *detail; /* CLOSED: why, in words; LOG: the line */
+    int error;                                /* CLOSED: MBSC_OK for a clean close by the peer */
+    const char *detail;                       /* CLOSED: why, in words; LOG: the line */
 };
 
 typedef void (*mbsc_server_event_fn)(void *user, const struct mbsc_server_event *ev);
@@ -116,21 +116,21 @@ enum mbsc_server_limit {
 
 /* Counters, for tests, monitoring and benchmarks. */
 struct mbsc_server_stats {
-    unsigned connections;   /* open now, confirmed or not */
-    unsigned unconfirmed;   /* open now, not confirmed yet */
-    uint64_t accepted;      /* TCP connections accepted */
-    uint64_t confirmed;     /* sessions confirmed */
-    uint64_t requests;      /* payloads handed to the request callback */
-    uint64_t refused;       /* closed before confirmation, every reason; of which: */
-    uint64_t evicted;       /*   pushed out by a newcomer (unconfirmed budget full) */
-    uint64_t timed_out;     /*   handshake deadline */
-    uint64_t per_address;   /*   too many unconfirmed from its source address */
-    uint64_t full;          /*   every slot taken by confirmed sessions */
-    uint64_t fd_exhausted;  /*   accepted and closed for lack of descriptors */
-    uint64_t unknown_keys;  /*   master key not in the allow-list */
+    unsigned connections;    /* open now, confirmed or not */
+    unsigned unconfirmed;    /* open now, not confirmed yet */
+    uint64_t accepted;       /* TCP connections accepted */
+    uint64_t confirmed;      /* sessions confirmed */
+    uint64_t requests;       /* payloads handed to the request callback */
+    uint64_t refused;        /* closed before confirmation, every reason; of which: */
+    uint64_t evicted;        /*   pushed out by a newcomer (unconfirmed budget full) */
+    uint64_t timed_out;      /*   handshake deadline */
+    uint64_t per_address;    /*   too many unconfirmed from its source address */
+    uint64_t full;           /*   every slot taken by confirmed sessions */
+    uint64_t fd_exhausted;   /*   accepted and closed for lack of descriptors */
+    uint64_t unknown_keys;   /*   master key not in the allow-list */
     uint64_t bad_handshakes; /*  malformed handshake or frame, failed decryption */
-    uint64_t closed_early;  /*   the client hung up before confirmation */
-    uint64_t replays;       /*   message 1 seen before (its ephemeral key) */
+    uint64_t closed_early;   /*   the client hung up before confirmation */
+    uint64_t replays;        /*   message 1 seen before (its ephemeral key) */
 };
 
 /*
@@ -145,8 +145,7 @@ MBSC_API MBSC_WUR int mbsc_server_new(mbsc_server **out, const char *hostport,
 /* Close every connection and the listener, wipe and free; NULL is allowed. */
 MBSC_API void mbsc_server_free(mbsc_server *srv);
 
-MBSC_API void mbsc_server_set_request_fn(mbsc_server *srv, mbsc_server_request_fn fn,
-                                         void *user);
+MBSC_API void mbsc_server_set_request_fn(mbsc_server *srv, mbsc_server_request_fn fn, void *user);
 MBSC_API void mbsc_server_set_event_fn(mbsc_server *srv, mbsc_server_event_fn fn, void *user);
 
 /*
@@ -156,8 +155,7 @@ MBSC_API void mbsc_server_set_event_fn(mbsc_server *srv, mbsc_server_event_fn fn
  * the unconfirmed budget is clamped to the total one.  Read back the value
  * in force with mbsc_server_get_limit().
  */
-MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit which,
-                                   unsigned value);
+MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit which, unsigned value);
 MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server_limit which);
 
 /*
@@ -232,8 +230,8 @@ MBSC_API void mbsc_server_get_stats(const mbsc_server *srv, struct mbsc_server_s
  * mbsc_server_free()).  MBSC_OK, MBSC_ERR_INVALID_ARG, or the error of a
  * config that cannot make sessions (the server then keeps the old one).
  */
-MBSC_API MBSC_WUR int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg,
-                                             char *why, size_t why_len);
+MBSC_API MBSC_WUR int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg, char *why,
+                                             size_t why_len);
 
 /*
  * The authenticated static public key of confirmed connection conn, so

@@ -50,14 +50,14 @@ extern "C" {
 #endif
 
 /* Wire constants of mbsc/1 (docs/protocol.md). */
-#define MBSC_FRAME_HEADER_BYTES 2u    /* big-endian body length L */
-#define MBSC_MAX_FRAME_BODY 4096u     /* largest L accepted or sent */
-#define MBSC_TAG_BYTES 16u            /* Poly1305 tag at the end of a body */
-#define MBSC_MAX_PAYLOAD (MBSC_MAX_FRAME_BODY - MBSC_TAG_BYTES) /* 4080 */
-#define MBSC_FRAME_OVERHEAD (MBSC_FRAME_HEADER_BYTES + MBSC_TAG_BYTES)
-#define MBSC_REKEY_AFTER_FRAMES 65536u /* frames per direction per key */
-#define MBSC_MAX_CIPHER_OFFER 16u     /* cipher ids in a master's offer */
-#define MBSC_PROTOCOL_VERSION 1u
+#define MBSC_FRAME_HEADER_BYTES           2u    /* big-endian body length L */
+#define MBSC_MAX_FRAME_BODY               4096u /* largest L accepted or sent */
+#define MBSC_TAG_BYTES                    16u   /* Poly1305 tag at the end of a body */
+#define MBSC_MAX_PAYLOAD                  (MBSC_MAX_FRAME_BODY - MBSC_TAG_BYTES) /* 4080 */
+#define MBSC_FRAME_OVERHEAD               (MBSC_FRAME_HEADER_BYTES + MBSC_TAG_BYTES)
+#define MBSC_REKEY_AFTER_FRAMES           65536u /* frames per direction per key */
+#define MBSC_MAX_CIPHER_OFFER             16u    /* cipher ids in a master's offer */
+#define MBSC_PROTOCOL_VERSION             1u
 #define MBSC_DEFAULT_HANDSHAKE_TIMEOUT_MS 10000u
 
 enum mbsc_role {
@@ -164,8 +164,7 @@ MBSC_API int mbsc_session_feed_eof(mbsc_session *s);
  * stays) when cap is less than its length, or the session's error.  An
  * empty payload (a keep-alive) returns 1 with *len = 0.
  */
-MBSC_API MBSC_WUR int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t cap,
-                                        size_t *len);
+MBSC_API MBSC_WUR int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t cap, size_t *len);
 
 /*
  * Seal one payload (0 to MBSC_MAX_PAYLOAD bytes) into one frame appended to
@@ -188,11 +187,11 @@ MBSC_API MBSC_WUR int mbsc_session_send(mbsc_session *s, const uint8_t *payload,
  * A driver that waits on a socket asks for POLLOUT while SEND is set and
  * POLLIN while RECV is set.  NULL gives MBSC_SESSION_CLOSED.
  */
-#define MBSC_SESSION_SEND 0x01u
-#define MBSC_SESSION_RECV 0x02u
-#define MBSC_SESSION_PAYLOAD 0x04u
+#define MBSC_SESSION_SEND        0x01u
+#define MBSC_SESSION_RECV        0x02u
+#define MBSC_SESSION_PAYLOAD     0x04u
 #define MBSC_SESSION_ESTABLISHED 0x08u
-#define MBSC_SESSION_CLOSED 0x10u
+#define MBSC_SESSION_CLOSED      0x10u
 MBSC_API unsigned mbsc_session_state(const mbsc_session *s);
 
 /*
@@ -269,8 +268,7 @@ MBSC_API const char *mbsc_session_peer_role(const mbsc_session *s);
  * on a master.
  */
 typedef int (*mbsc_session_replay_fn)(void *user, const uint8_t ephemeral[MBSC_KEY_BYTES]);
-MBSC_API void mbsc_session_set_replay_check(mbsc_session *s, mbsc_session_replay_fn fn,
-                                           void *user);
+MBSC_API void mbsc_session_set_replay_check(mbsc_session *s, mbsc_session_replay_fn fn, void *user);
 
 /*
  * Slave: after the handshake failed with MBSC_ERR_UNKNOWN_PEER, the static
@@ -279,8 +277,7 @@ MBSC_API void mbsc_session_set_replay_check(mbsc_session *s, mbsc_session_replay
  * MBSC_OK, or MBSC_ERR_STATE when no key was refused.  Message 1 proves
  * possession of that key's private half, but it may be a replay.
  */
-MBSC_API int mbsc_session_refused_key(const mbsc_session *s,
-                                      uint8_t public_key[MBSC_KEY_BYTES]);
+MBSC_API int mbsc_session_refused_key(const mbsc_session *s, uint8_t public_key[MBSC_KEY_BYTES]);
 
 /*
  * The Noise handshake hash (64 bytes), a unique identifier of this session

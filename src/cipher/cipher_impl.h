@@ -30,23 +30,21 @@ struct mbsc_cipher_impl {
      * Set up the state at keystream position 0.  The registry has already
      * checked every length; iv is NULL and iv_len 0 only if iv_optional.
      */
-    void (*init)(void *state, const uint8_t *key, const uint8_t *iv,
-                 size_t iv_len);
+    void (*init)(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len);
 
     /* out = in XOR next len keystream bytes; out == in allowed. */
-    void (*xor_stream)(void *state, uint8_t *out, const uint8_t *in,
-                       size_t len);
+    void (*xor_stream)(void *state, uint8_t *out, const uint8_t *in, size_t len);
 };
 
 /* Most implementations a cipher may have (on any one target). */
 #define MBSC_CIPHER_MAX_IMPLS 6u
 
 struct mbsc_cipher {
-    const char *name;   /* public name, e.g. "chacha20" */
-    unsigned id;        /* mbsc/1 wire id */
-    size_t key_bytes;   /* the only accepted key length */
-    size_t iv_bytes;    /* the accepted IV length */
-    int iv_optional;    /* 1: iv_len 0 is accepted too (Rabbit key-only mode) */
+    const char *name; /* public name, e.g. "chacha20" */
+    unsigned id;      /* mbsc/1 wire id */
+    size_t key_bytes; /* the only accepted key length */
+    size_t iv_bytes;  /* the accepted IV length */
+    int iv_optional;  /* 1: iv_len 0 is accepted too (Rabbit key-only mode) */
     /* Implementations built for this target, portable first, then in
      * increasing order of preference; NULL-terminated. */
     const struct mbsc_cipher_impl *impls[MBSC_CIPHER_MAX_IMPLS + 1];

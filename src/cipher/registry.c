@@ -21,45 +21,54 @@
 
 /* Implementations per cipher, portable first, then by preference. */
 const struct mbsc_cipher mbsc_cipher_chacha20 = {
-    .name = "chacha20", .id = MBSC_CIPHER_CHACHA20, .key_bytes = 32, .iv_bytes = 12,
-    .impls = {
-        &mbsc_chacha20_ref,
+    .name = "chacha20",
+    .id = MBSC_CIPHER_CHACHA20,
+    .key_bytes = 32,
+    .iv_bytes = 12,
+    .impls = {&mbsc_chacha20_ref,
 #if defined(MBSC_SIMD_X86)
-        &mbsc_chacha20_avx2, &mbsc_chacha20_avx512,
+              &mbsc_chacha20_avx2, &mbsc_chacha20_avx512,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
-        &mbsc_chacha20_neon,
+              &mbsc_chacha20_neon,
 #endif
-        NULL },
+              NULL},
 };
 
 const struct mbsc_cipher mbsc_cipher_trivium = {
-    .name = "trivium", .id = MBSC_CIPHER_TRIVIUM, .key_bytes = 10, .iv_bytes = 10,
-    .impls = { &mbsc_trivium_64, NULL },
+    .name = "trivium",
+    .id = MBSC_CIPHER_TRIVIUM,
+    .key_bytes = 10,
+    .iv_bytes = 10,
+    .impls = {&mbsc_trivium_64, NULL},
 };
 
 const struct mbsc_cipher mbsc_cipher_rabbit = {
-    .name = "rabbit", .id = MBSC_CIPHER_RABBIT, .key_bytes = 16, .iv_bytes = 8,
+    .name = "rabbit",
+    .id = MBSC_CIPHER_RABBIT,
+    .key_bytes = 16,
+    .iv_bytes = 8,
     .iv_optional = 1, /* RFC 4503 key-only mode */
-    .impls = {
-        &mbsc_rabbit_ref,
+    .impls = {&mbsc_rabbit_ref,
 #if defined(MBSC_SIMD_X86)
-        &mbsc_rabbit_avx2,
+              &mbsc_rabbit_avx2,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
-        &mbsc_rabbit_neon,
+              &mbsc_rabbit_neon,
 #endif
-        NULL },
+              NULL},
 };
 
 const struct mbsc_cipher mbsc_cipher_enocoro128v2 = {
-    .name = "enocoro128v2", .id = MBSC_CIPHER_ENOCORO128V2, .key_bytes = 16, .iv_bytes = 8,
-    .impls = {
-        &mbsc_enocoro128v2_ct,
+    .name = "enocoro128v2",
+    .id = MBSC_CIPHER_ENOCORO128V2,
+    .key_bytes = 16,
+    .iv_bytes = 8,
+    .impls = {&mbsc_enocoro128v2_ct,
 #if defined(MBSC_SIMD_X86)
-        &mbsc_enocoro128v2_ssse3,
+              &mbsc_enocoro128v2_ssse3,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
-        &mbsc_enocoro128v2_neon,
+              &mbsc_enocoro128v2_neon,
 #endif
-        NULL },
+              NULL},
 };
 
 static const struct mbsc_cipher *const cipher_table[MBSC_CIPHER_COUNT] = {
@@ -69,12 +78,12 @@ static const struct mbsc_cipher *const cipher_table[MBSC_CIPHER_COUNT] = {
     &mbsc_cipher_enocoro128v2,
 };
 
-#define ENV_IMPL "MBSC_CIPHER_IMPL"
-#define CHOICE_UNSET (-1)   /* not decided yet */
+#define ENV_IMPL       "MBSC_CIPHER_IMPL"
+#define CHOICE_UNSET   (-1) /* not decided yet */
 #define CHOICE_INVALID (-2) /* MBSC_CIPHER_IMPL names nothing usable */
 
-static atomic_int choice[MBSC_CIPHER_COUNT] = {
-    CHOICE_UNSET, CHOICE_UNSET, CHOICE_UNSET, CHOICE_UNSET};
+static atomic_int choice[MBSC_CIPHER_COUNT] = {CHOICE_UNSET, CHOICE_UNSET, CHOICE_UNSET,
+                                               CHOICE_UNSET};
 
 static size_t impl_count(const struct mbsc_cipher *c)
 {
@@ -192,10 +201,22 @@ MBSC_API const mbsc_cipher *mbsc_cipher_by_id(unsigned id)
     return cipher_table[id - 1];
 }
 
-MBSC_API const char *mbsc_cipher_name(const mbsc_cipher *c) { return c->name; }
-MBSC_API unsigned mbsc_cipher_id(const mbsc_cipher *c) { return c->id; }
-MBSC_API size_t mbsc_cipher_key_bytes(const mbsc_cipher *c) { return c->key_bytes; }
-MBSC_API size_t mbsc_cipher_iv_bytes(const mbsc_cipher *c) { return c->iv_bytes; }
+MBSC_API const char *mbsc_cipher_name(const mbsc_cipher *c)
+{
+    return c->name;
+}
+MBSC_API unsigned mbsc_cipher_id(const mbsc_cipher *c)
+{
+    return c->id;
+}
+MBSC_API size_t mbsc_cipher_key_bytes(const mbsc_cipher *c)
+{
+    return c->key_bytes;
+}
+MBSC_API size_t mbsc_cipher_iv_bytes(const mbsc_cipher *c)
+{
+    return c->iv_bytes;
+}
 
 MBSC_API size_t mbsc_cipher_state_bytes(const mbsc_cipher *c)
 {
@@ -207,7 +228,10 @@ MBSC_API size_t mbsc_cipher_state_bytes(const mbsc_cipher *c)
     return most;
 }
 
-MBSC_API size_t mbsc_cipher_impl_count(const mbsc_cipher *c) { return impl_count(c); }
+MBSC_API size_t mbsc_cipher_impl_count(const mbsc_cipher *c)
+{
+    return impl_count(c);
+}
 
 MBSC_API const char *mbsc_cipher_impl_name(const mbsc_cipher *c, size_t i)
 {
@@ -248,9 +272,8 @@ MBSC_API const char *mbsc_stream_impl_name(const mbsc_stream *st)
     return st != NULL && st->impl_ != NULL ? st->impl_->name : NULL;
 }
 
-MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c,
-                              const uint8_t *key, size_t key_len,
-                              const uint8_t *iv, size_t iv_len)
+MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c, const uint8_t *key,
+                              size_t key_len, const uint8_t *iv, size_t iv_len)
 {
     const struct mbsc_cipher_impl *impl;
     int i;
@@ -274,8 +297,7 @@ MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c,
     return MBSC_OK;
 }
 
-MBSC_API void mbsc_stream_xor(mbsc_stream *st, uint8_t *out, const uint8_t *in,
-                              size_t len)
+MBSC_API void mbsc_stream_xor(mbsc_stream *st, uint8_t *out, const uint8_t *in, size_t len)
 {
     if (len == 0)
         return;

@@ -316,12 +316,11 @@ MBSC_API int mbsc_allowlist_parse(mbsc_allowlist **out, const char *text, size_t
     }
     if (rc == MBSC_ERR_ALLOWLIST_SYNTAX && msg == NULL)
         mbsc_why(why, why_len, "%s:%lu: line too long (over %u bytes)", src, line,
-                      MBSC_ALLOWLIST_LINE_MAX);
+                 MBSC_ALLOWLIST_LINE_MAX);
     else if (rc == MBSC_ERR_ALLOWLIST_SYNTAX)
         mbsc_why(why, why_len, "%s:%lu: %s", src, line, msg);
     else if (rc == MBSC_ERR_ALLOWLIST_DUPLICATE)
-        mbsc_why(why, why_len, "%s:%lu: key already listed on line %lu", src, dup_line,
-                      first_line);
+        mbsc_why(why, why_len, "%s:%lu: key already listed on line %lu", src, dup_line, first_line);
     else if (rc == MBSC_ERR_NOMEM)
         mbsc_why(why, why_len, "%s: out of memory", src);
     if (rc != MBSC_OK) {

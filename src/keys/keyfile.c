@@ -128,8 +128,7 @@ static int parse_key_file(uint8_t key[MBSC_KEY_BYTES], const uint8_t *buf, size_
     else if (n != MBSC_KEY_BASE64_LEN)
         mbsc_why(why, why_len, "%s: expected 44 base64 characters, found %zu", path, n);
     else
-        mbsc_why(why, why_len, "%s: bad base64 key (not the canonical base64 of 32 bytes)",
-                      path);
+        mbsc_why(why, why_len, "%s: bad base64 key (not the canonical base64 of 32 bytes)", path);
     return MBSC_ERR_KEY_FILE_FORMAT;
 }
 

@@ -143,9 +143,7 @@ static int read_and_close(int fd, const char *path, uint8_t *buf, size_t cap, si
     int rc;
 
     switch (read_bounded(fd, buf, cap, len)) {
-    case 0:
-        rc = MBSC_OK;
-        break;
+    case 0: rc = MBSC_OK; break;
     case 1:
         mbsc_why(why, why_len, "%s: file too large (over %zu bytes)", path, limit);
         rc = MBSC_ERR_BUFFER_TOO_SMALL;

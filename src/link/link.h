@@ -20,11 +20,11 @@
 #include "mbsc/session.h"
 
 struct mbsc_link {
-    int fd;            /* non-blocking socket, owned by the caller */
-    mbsc_session *s;   /* owned by the caller */
-    int os_err;        /* errno of the last socket failure, 0 for none or EOF */
-    const char *op;    /* "send" or "recv": the step that failed */
-    int eof;           /* the peer closed its side (the session has been told) */
+    int fd;          /* non-blocking socket, owned by the caller */
+    mbsc_session *s; /* owned by the caller */
+    int os_err;      /* errno of the last socket failure, 0 for none or EOF */
+    const char *op;  /* "send" or "recv": the step that failed */
+    int eof;         /* the peer closed its side (the session has been told) */
 };
 
 /* Attach fd and s; nothing moves yet. */

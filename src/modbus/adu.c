@@ -112,8 +112,7 @@ static int range_in_table(unsigned start, unsigned quantity, int first, int coun
 }
 
 /* Function 0x17: the write range and the read range must both exist. */
-static uint8_t check_read_write_registers(const uint8_t *pdu, size_t n,
-                                          const modbus_mapping_t *map)
+static uint8_t check_read_write_registers(const uint8_t *pdu, size_t n, const modbus_mapping_t *map)
 {
     unsigned read_qty, write_qty, bytes;
 
@@ -188,8 +187,7 @@ uint8_t mb_check_request(const uint8_t *adu, size_t len, const modbus_mapping_t 
         return n == 1 ? 0 : MB_EXC_ILLEGAL_DATA_VALUE; /* the function code alone */
     case MODBUS_FC_MASK_WRITE_REGISTER:
         return n == 7 ? 0 : MB_EXC_ILLEGAL_DATA_VALUE; /* fc, address, and-mask, or-mask */
-    case MODBUS_FC_WRITE_AND_READ_REGISTERS:
-        return check_read_write_registers(pdu, n, map);
+    case MODBUS_FC_WRITE_AND_READ_REGISTERS: return check_read_write_registers(pdu, n, map);
     default:
         /* Including 0x07 (read exception status), which modbus_reply() refuses. */
         return MB_EXC_ILLEGAL_FUNCTION;

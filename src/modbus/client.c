@@ -146,16 +146,16 @@ static struct mb_client *registry_take(const modbus_t *ctx)
 
 struct pump {
     struct mb_client *rec;
-    mbsc_conn *conn; /* NULL once the secure side has failed */
-    mbsc_session *s; /* conn's session */
-    int tcp;         /* conn's socket (non-blocking) */
-    int app;         /* our end of the pair (non-blocking) */
-    int tcp_eof;     /* the slave closed: what it sent before still counts */
-    int app_eof;     /* libmodbus closed its end: time to exit */
-    int app_shut;    /* our write side of the pair is shut down */
-    size_t req_len;  /* req[0, req_len): from libmodbus, not sealed yet */
-    size_t rsp_pos;  /* rsp[rsp_pos, rsp_len): opened ADU not yet written */
-    size_t rsp_len;  /*   to libmodbus */
+    mbsc_conn *conn;       /* NULL once the secure side has failed */
+    mbsc_session *s;       /* conn's session */
+    int tcp;               /* conn's socket (non-blocking) */
+    int app;               /* our end of the pair (non-blocking) */
+    int tcp_eof;           /* the slave closed: what it sent before still counts */
+    int app_eof;           /* libmodbus closed its end: time to exit */
+    int app_shut;          /* our write side of the pair is shut down */
+    size_t req_len;        /* req[0, req_len): from libmodbus, not sealed yet */
+    size_t rsp_pos;        /* rsp[rsp_pos, rsp_len): opened ADU not yet written */
+    size_t rsp_len;        /*   to libmodbus */
     struct mbsc_link link; /* tcp and s: reads go into the session's own input */
     uint8_t req[2 * MBSC_MODBUS_MAX_ADU];
     uint8_t rsp[MBSC_MODBUS_MAX_ADU];

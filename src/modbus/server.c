@@ -70,14 +70,9 @@ static void on_core_event(void *user, const struct mbsc_server_event *cev)
     case MBSC_SERVER_EVENT_CONNECTED:
         event_from(&ev, MBSC_MODBUS_EVENT_CONNECTED, cev->conn);
         break;
-    case MBSC_SERVER_EVENT_CLOSED:
-        event_from(&ev, MBSC_MODBUS_EVENT_CLOSED, cev->conn);
-        break;
-    case MBSC_SERVER_EVENT_LOG:
-        event_from(&ev, MBSC_MODBUS_EVENT_LOG, NULL);
-        break;
-    default:
-        return;
+    case MBSC_SERVER_EVENT_CLOSED: event_from(&ev, MBSC_MODBUS_EVENT_CLOSED, cev->conn); break;
+    case MBSC_SERVER_EVENT_LOG: event_from(&ev, MBSC_MODBUS_EVENT_LOG, NULL); break;
+    default: return;
     }
     ev.error = cev->error;
     ev.detail = cev->detail;
@@ -155,8 +150,7 @@ static int ask_hook(mbsc_modbus_server *srv, const struct mbsc_server_conn_info 
     req.function = adu[7];
     v = srv->hook(srv->hook_user, &req, &code, rsp, &answer_len);
     switch (v) {
-    case MBSC_MODBUS_ALLOW:
-        return 0;
+    case MBSC_MODBUS_ALLOW: return 0;
     case MBSC_MODBUS_REFUSE:
         if (code == 0 || code >= 0x80) {
             mbsc_why(detail, detail_len, "request hook: exception code %u is not 1..127",
@@ -195,8 +189,9 @@ static void on_request(void *user, mbsc_server *core, const struct mbsc_server_c
 
     if (mbsc_modbus_check_adu(adu, len) != MBSC_OK) {
         (void)mbsc_server_close(core, ci->id, MBSC_ERR_BAD_ADU,
-                                len > MBSC_MODBUS_MAX_ADU ? "payload longer than a Modbus/TCP ADU"
-                                                          : "malformed Modbus/TCP ADU (MBAP header)");
+                                len > MBSC_MODBUS_MAX_ADU
+                                    ? "payload longer than a Modbus/TCP ADU"
+                                    : "malformed Modbus/TCP ADU (MBAP header)");
         return;
     }
     if (srv->fn != NULL) {
@@ -278,8 +273,8 @@ MBSC_API void mbsc_modbus_server_set_event_fn(mbsc_modbus_server *srv, mbsc_modb
     srv->user = user;
 }
 
-MBSC_API void mbsc_modbus_server_set_request_hook(mbsc_modbus_server *srv,
-                                                  mbsc_modbus_hook_fn fn, void *user)
+MBSC_API void mbsc_modbus_server_set_request_hook(mbsc_modbus_server *srv, mbsc_modbus_hook_fn fn,
+                                                  void *user)
 {
     if (srv == NULL)
         return;

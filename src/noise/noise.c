@@ -249,21 +249,11 @@ static int dh_token(mbsc_noise *hs, uint8_t tok)
 
     memset(shared, 0, sizeof shared);
     switch (tok) {
-    case T_EE:
-        ours_e = 1, theirs_e = 1;
-        break;
-    case T_ES:
-        ours_e = hs->initiator_, theirs_e = !hs->initiator_;
-        break;
-    case T_SE:
-        ours_e = !hs->initiator_, theirs_e = hs->initiator_;
-        break;
-    case T_SS:
-        ours_e = 0, theirs_e = 0;
-        break;
-    default:
-        ret = MBSC_ERR_STATE;
-        goto done;
+    case T_EE: ours_e = 1, theirs_e = 1; break;
+    case T_ES: ours_e = hs->initiator_, theirs_e = !hs->initiator_; break;
+    case T_SE: ours_e = !hs->initiator_, theirs_e = hs->initiator_; break;
+    case T_SS: ours_e = 0, theirs_e = 0; break;
+    default: ret = MBSC_ERR_STATE; goto done;
     }
     have = (ours_e ? hs->has_e_ : hs->has_s_) && (theirs_e ? hs->has_re_ : hs->has_rs_);
     if (!have) {
@@ -296,12 +286,8 @@ static size_t overhead(const mbsc_noise *hs)
             if (pat->psk)
                 keyed = 1;
             break;
-        case T_S:
-            n += MBSC_NOISE_DHLEN + (keyed ? MBSC_NOISE_TAGLEN : 0u);
-            break;
-        default: /* ee es se ss psk: all MixKey */
-            keyed = 1;
-            break;
+        case T_S: n += MBSC_NOISE_DHLEN + (keyed ? MBSC_NOISE_TAGLEN : 0u); break;
+        default: /* ee es se ss psk: all MixKey */ keyed = 1; break;
         }
     }
     return n + (keyed ? MBSC_NOISE_TAGLEN : 0u);
@@ -483,12 +469,8 @@ int mbsc_noise_write_message(mbsc_noise *hs, const uint8_t *payload, size_t payl
                              : MBSC_ERR_STATE;
             off += len;
             break;
-        case T_PSK:
-            mix_key_and_hash(hs, hs->psk_, sizeof hs->psk_);
-            break;
-        default:
-            ret = dh_token(hs, *t);
-            break;
+        case T_PSK: mix_key_and_hash(hs, hs->psk_, sizeof hs->psk_); break;
+        default: ret = dh_token(hs, *t); break;
         }
         if (ret != MBSC_OK)
             goto done;
@@ -583,12 +565,8 @@ int mbsc_noise_read_message(mbsc_noise *hs, const uint8_t *msg, size_t msg_len,
             memcpy(hs->rs_, rs, sizeof rs);
             hs->has_rs_ = 1;
             break;
-        case T_PSK:
-            mix_key_and_hash(hs, hs->psk_, sizeof hs->psk_);
-            break;
-        default:
-            ret = dh_token(hs, *t);
-            break;
+        case T_PSK: mix_key_and_hash(hs, hs->psk_, sizeof hs->psk_); break;
+        default: ret = dh_token(hs, *t); break;
         }
         if (ret != MBSC_OK)
             goto done;

@@ -81,8 +81,7 @@ static int request_touches(const uint8_t *pdu, size_t len, struct touch t[2])
         t[1].first = be16_at(pdu + 5);
         t[1].count = be16_at(pdu + 7);
         return 2;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 

@@ -40,11 +40,17 @@ const char *const mbsc_policy_access_names[POLICY_ACCESS_COUNT] = {
 static int is_table_function(unsigned code)
 {
     switch (code) {
-    case 0x01: case 0x02: case 0x03: case 0x04: case 0x05: case 0x06:
-    case 0x0F: case 0x10: case 0x16: case 0x17:
-        return 1;
-    default:
-        return 0;
+    case 0x01:
+    case 0x02:
+    case 0x03:
+    case 0x04:
+    case 0x05:
+    case 0x06:
+    case 0x0F:
+    case 0x10:
+    case 0x16:
+    case 0x17: return 1;
+    default: return 0;
     }
 }
 

@@ -12,8 +12,7 @@
 
 static const uint8_t stream_label[] = {'m', 'b', 's', 'c', '/', '1', ' ',
                                        's', 't', 'r', 'e', 'a', 'm'};
-static const uint8_t rekey_label[] = {'m', 'b', 's', 'c', '/', '1', ' ',
-                                      'r', 'e', 'k', 'e', 'y'};
+static const uint8_t rekey_label[] = {'m', 'b', 's', 'c', '/', '1', ' ', 'r', 'e', 'k', 'e', 'y'};
 
 int mbsc_record_derive_stream(mbsc_stream *st, const mbsc_cipher *c,
                               const uint8_t k[MBSC_DIRECTION_KEY_BYTES])
@@ -28,8 +27,7 @@ int mbsc_record_derive_stream(mbsc_stream *st, const mbsc_cipher *c,
     memcpy(input, stream_label, sizeof stream_label);
     input[sizeof stream_label] = (uint8_t)mbsc_cipher_id(c);
     /* Keyed BLAKE2b (RFC 7693's own keyed mode), not HMAC. */
-    crypto_generichash_blake2b(out, sizeof out, input, sizeof input, k,
-                               MBSC_DIRECTION_KEY_BYTES);
+    crypto_generichash_blake2b(out, sizeof out, input, sizeof input, k, MBSC_DIRECTION_KEY_BYTES);
     rc = mbsc_stream_init(st, c, out, kb, out + kb, ib);
     mbsc_wipe(out, sizeof out);
     return rc;
@@ -108,8 +106,8 @@ static void compute_tag(uint8_t tag[MBSC_TAG_BYTES], const uint8_t otk[MBSC_ONET
     mbsc_wipe(&mac, sizeof mac);
 }
 
-long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t cap,
-                      const uint8_t *payload, size_t n)
+long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t cap, const uint8_t *payload,
+                      size_t n)
 {
     uint8_t otk[MBSC_ONETIME_KEY_BYTES];
     uint8_t *c = out + MBSC_FRAME_HEADER_BYTES;

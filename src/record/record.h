@@ -22,14 +22,14 @@
 #include "mbsc/session.h"
 
 #define MBSC_DIRECTION_KEY_BYTES 32u
-#define MBSC_ONETIME_KEY_BYTES 32u
+#define MBSC_ONETIME_KEY_BYTES   32u
 
 struct mbsc_record_dir {
-    mbsc_stream stream;                   /* keystream under the current key */
-    uint8_t k[MBSC_DIRECTION_KEY_BYTES];  /* current direction key */
+    mbsc_stream stream;                  /* keystream under the current key */
+    uint8_t k[MBSC_DIRECTION_KEY_BYTES]; /* current direction key */
     const mbsc_cipher *cipher;
-    uint64_t counter;                     /* index of the next frame */
-    int error;                            /* sticky: MBSC_OK or the first failure */
+    uint64_t counter; /* index of the next frame */
+    int error;        /* sticky: MBSC_OK or the first failure */
 };
 
 /*
@@ -64,8 +64,8 @@ MBSC_WUR long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t c
  * may equal body).  Returns the payload length or a negative error; any
  * failure poisons the direction and wipes its secrets.
  */
-MBSC_WUR long mbsc_record_open(struct mbsc_record_dir *d, uint8_t *payload,
-                               const uint8_t *body, size_t body_len);
+MBSC_WUR long mbsc_record_open(struct mbsc_record_dir *d, uint8_t *payload, const uint8_t *body,
+                               size_t body_len);
 
 /* Wipe the direction (keys, keystream state). */
 void mbsc_record_wipe(struct mbsc_record_dir *d);

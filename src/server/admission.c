@@ -216,8 +216,8 @@ void srv_accept_some(mbsc_server *srv)
     for (i = 0; i < batch; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
-        int fd = accept4(srv->lfd, (struct sockaddr *)(void *)&ss, &sl,
-                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd =
+            accept4(srv->lfd, (struct sockaddr *)(void *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (fd < 0) {
             int e = errno;

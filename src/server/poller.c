@@ -117,8 +117,9 @@ int srv_poller_add(struct srv_poller *p, int fd, uint64_t key, short events)
         memset(&ev, 0, sizeof ev);
         ev.events = to_epoll(events);
         ev.data.u64 = key;
-        return epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? MBSC_OK
-                                                                : mbsc_sock_fd_error(errno, MBSC_ERR_IO);
+        return epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) == 0
+                   ? MBSC_OK
+                   : mbsc_sock_fd_error(errno, MBSC_ERR_IO);
     }
 #endif
     r = table_reserve(p, fd);

@@ -70,36 +70,17 @@ void srv_refuse(mbsc_server *srv, enum srv_refusal why)
 
     srv->stats.refused++;
     switch (why) {
-    case REFUSED_EVICTED:
-        srv->stats.evicted++;
-        break;
-    case REFUSED_TIMEOUT:
-        srv->stats.timed_out++;
-        break;
-    case REFUSED_PER_ADDRESS:
-        srv->stats.per_address++;
-        break;
-    case REFUSED_FULL:
-        srv->stats.full++;
-        break;
-    case REFUSED_FD:
-        srv->stats.fd_exhausted++;
-        break;
-    case REFUSED_UNKNOWN_KEY:
-        srv->stats.unknown_keys++;
-        break;
-    case REFUSED_HANDSHAKE:
-        srv->stats.bad_handshakes++;
-        break;
-    case REFUSED_CLOSED:
-        srv->stats.closed_early++;
-        break;
-    case REFUSED_REPLAY:
-        srv->stats.replays++;
-        break;
+    case REFUSED_EVICTED: srv->stats.evicted++; break;
+    case REFUSED_TIMEOUT: srv->stats.timed_out++; break;
+    case REFUSED_PER_ADDRESS: srv->stats.per_address++; break;
+    case REFUSED_FULL: srv->stats.full++; break;
+    case REFUSED_FD: srv->stats.fd_exhausted++; break;
+    case REFUSED_UNKNOWN_KEY: srv->stats.unknown_keys++; break;
+    case REFUSED_HANDSHAKE: srv->stats.bad_handshakes++; break;
+    case REFUSED_CLOSED: srv->stats.closed_early++; break;
+    case REFUSED_REPLAY: srv->stats.replays++; break;
     case REFUSED_OTHER:
-    case REFUSED_COUNT:
-        break;
+    case REFUSED_COUNT: break;
     }
     srv->refusals.counts[why]++;
     srv->refusals.total++;
@@ -121,8 +102,7 @@ static int seen_before(struct srv_refusals *r, const uint8_t key[MBSC_KEY_BYTES]
     return 0;
 }
 
-void srv_refusals_unknown_key(mbsc_server *srv, const uint8_t key[MBSC_KEY_BYTES],
-                              const char *peer)
+void srv_refusals_unknown_key(mbsc_server *srv, const uint8_t key[MBSC_KEY_BYTES], const char *peer)
 {
     struct srv_refusals *r = &srv->refusals;
     char b64[MBSC_KEY_BASE64_SIZE], line[256];

@@ -23,9 +23,9 @@
 #define DEFAULT_MAX_UNCONFIRMED 64u
 #define DEFAULT_MAX_CONNECTIONS 1024u
 #define DEFAULT_MAX_PER_ADDRESS 4u
-#define DEFAULT_HANDSHAKE_MS 2000u
-#define DEFAULT_LOG_MS 10000u
-#define READY_PER_STEP 256
+#define DEFAULT_HANDSHAKE_MS    2000u
+#define DEFAULT_LOG_MS          10000u
+#define READY_PER_STEP          256
 
 MBSC_STATIC_ASSERT(ATOMIC_INT_LOCK_FREE == 2, "stop() needs a lock-free atomic int");
 
@@ -143,18 +143,12 @@ MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server
     if (srv == NULL)
         return 0;
     switch (which) {
-    case MBSC_SERVER_MAX_CONNECTIONS:
-        return srv->max_connections;
-    case MBSC_SERVER_MAX_UNCONFIRMED:
-        return srv->max_unconfirmed;
-    case MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS:
-        return srv->max_per_address;
-    case MBSC_SERVER_HANDSHAKE_TIMEOUT_MS:
-        return srv->handshake_ms;
-    case MBSC_SERVER_IDLE_TIMEOUT_MS:
-        return srv->idle_ms;
-    case MBSC_SERVER_LOG_INTERVAL_MS:
-        return srv->log_ms;
+    case MBSC_SERVER_MAX_CONNECTIONS: return srv->max_connections;
+    case MBSC_SERVER_MAX_UNCONFIRMED: return srv->max_unconfirmed;
+    case MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS: return srv->max_per_address;
+    case MBSC_SERVER_HANDSHAKE_TIMEOUT_MS: return srv->handshake_ms;
+    case MBSC_SERVER_IDLE_TIMEOUT_MS: return srv->idle_ms;
+    case MBSC_SERVER_LOG_INTERVAL_MS: return srv->log_ms;
     }
     return 0;
 }
@@ -219,8 +213,7 @@ static void expire(mbsc_server *srv, int64_t now)
     while (srv->idle_ms != 0 && srv->confirmed.head != NULL &&
            srv->confirmed.head->due_ns + (int64_t)srv->idle_ms * 1000000 <= now &&
            !srv->confirmed.head->awaiting)
-        srv_conn_end(srv, srv->confirmed.head, MBSC_ERR_TIMEOUT, "idle timeout",
-                     REFUSED_OTHER);
+        srv_conn_end(srv, srv->confirmed.head, MBSC_ERR_TIMEOUT, "idle timeout", REFUSED_OTHER);
 }
 
 static void bury(mbsc_server *srv)
@@ -523,11 +516,10 @@ static int server_open(mbsc_server *srv, const char *hostport, char *why, size_t
     int r;
 
     srv->fd_cap = srv_fd_cap();
-    srv->max_connections = DEFAULT_MAX_CONNECTIONS < srv->fd_cap ? DEFAULT_MAX_CONNECTIONS
-                                                                 : srv->fd_cap;
-    srv->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED < srv->max_connections
-                               ? DEFAULT_MAX_UNCONFIRMED
-                               : srv->max_connections;
+    srv->max_connections =
+        DEFAULT_MAX_CONNECTIONS < srv->fd_cap ? DEFAULT_MAX_CONNECTIONS : srv->fd_cap;
+    srv->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED < srv->max_connections ? DEFAULT_MAX_UNCONFIRMED
+                                                                          : srv->max_connections;
     srv->max_per_address = DEFAULT_MAX_PER_ADDRESS;
     srv->handshake_ms = hs != 0 && hs < DEFAULT_HANDSHAKE_MS ? hs : DEFAULT_HANDSHAKE_MS;
     srv->log_ms = DEFAULT_LOG_MS;

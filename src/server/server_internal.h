@@ -101,13 +101,13 @@ struct srv_conn {
     mbsc_session *s;
     struct mbsc_link link;
     struct mbsc_server_conn_info info;
-    int confirmed;     /* CONNECTED reported */
-    int awaiting;      /* a request is with the application */
-    int in_callback;   /* inside the request callback */
-    int ready;         /* on the ready list: answered later, process next step */
-    int progressed;    /* message 1 accepted (message 2 sent), not yet confirmed */
-    short watched;     /* events registered with the poller */
-    int64_t due_ns;    /* unconfirmed: handshake deadline; confirmed: last activity */
+    int confirmed;                /* CONNECTED reported */
+    int awaiting;                 /* a request is with the application */
+    int in_callback;              /* inside the request callback */
+    int ready;                    /* on the ready list: answered later, process next step */
+    int progressed;               /* message 1 accepted (message 2 sent), not yet confirmed */
+    short watched;                /* events registered with the poller */
+    int64_t due_ns;               /* unconfirmed: handshake deadline; confirmed: last activity */
     struct srv_conn *prev, *next; /* in srv->unconfirmed or srv->confirmed */
     struct srv_conn *next_ready, *next_dead;
     size_t slot;
@@ -125,9 +125,9 @@ struct srv_list {
 };
 
 struct mbsc_server {
-    const mbsc_config *cfg; /* borrowed */
-    mbsc_listener *listener; /* NULL after mbsc_server_stop_accepting() */
-    int lfd;                 /* -1 then */
+    const mbsc_config *cfg;     /* borrowed */
+    mbsc_listener *listener;    /* NULL after mbsc_server_stop_accepting() */
+    int lfd;                    /* -1 then */
     char addr[MBSC_ADDRSTRLEN]; /* the listener's address, kept past its close */
     struct srv_poller poller;
     int wake[2]; /* self-pipe: stop() writes, the poller wakes */
@@ -161,8 +161,8 @@ struct mbsc_server {
 
 /* Poller keys that are not connections (connection ids are >= 1 << SRV_SLOT_BITS). */
 #define SRV_KEY_LISTENER 1u
-#define SRV_KEY_WAKE 2u
-#define SRV_SLOT_BITS 24u
+#define SRV_KEY_WAKE     2u
+#define SRV_SLOT_BITS    24u
 
 /* server.c */
 struct srv_conn *srv_lookup(const mbsc_server *srv, mbsc_server_conn_id id);

@@ -142,8 +142,8 @@ static int write_handshake(mbsc_session *s, const uint8_t *payload, size_t paylo
         return MBSC_ERR_WOULD_BLOCK; /* cannot happen: handshakes come first */
     frame = s->out + s->out_end;
     cap = MBSC_MAX_FRAME_BODY;
-    rc = mbsc_noise_write_message(&s->noise, payload, payload_len,
-                                  frame + MBSC_FRAME_HEADER_BYTES, cap, &len);
+    rc = mbsc_noise_write_message(&s->noise, payload, payload_len, frame + MBSC_FRAME_HEADER_BYTES,
+                                  cap, &len);
     if (rc != MBSC_OK)
         return rc;
     mbsc_store16_be(frame, (uint16_t)len);
@@ -209,8 +209,7 @@ static int handle_message1(mbsc_session *s, const uint8_t *body, size_t body_len
      * a replay is caught here, before it costs a single DH. */
     if (s->replay_fn != NULL && body_len >= MBSC_KEY_BYTES && s->replay_fn(s->replay_user, body))
         return MBSC_ERR_REPLAYED;
-    rc = mbsc_noise_read_message(&s->noise, body, body_len, offer, sizeof s->payload,
-                                 &offer_len);
+    rc = mbsc_noise_read_message(&s->noise, body, body_len, offer, sizeof s->payload, &offer_len);
     if (rc != MBSC_OK)
         return rc;
     rs = mbsc_noise_remote_static(&s->noise);
@@ -261,8 +260,7 @@ static int handle_message2(mbsc_session *s, const uint8_t *body, size_t body_len
     size_t len = 0;
     int rc;
 
-    rc = mbsc_noise_read_message(&s->noise, body, body_len, s->payload, sizeof s->payload,
-                                 &len);
+    rc = mbsc_noise_read_message(&s->noise, body, body_len, s->payload, sizeof s->payload, &len);
     if (rc == MBSC_ERR_HANDSHAKE_DECRYPT)
         /* Only the psk token separates a good reply from this one, unless it
          * was altered in transit: name the likely cause. */
@@ -283,10 +281,8 @@ static int handle_frame(mbsc_session *s, const uint8_t *body, size_t body_len)
     long n;
 
     switch (s->state) {
-    case AWAIT_MESSAGE1:
-        return handle_message1(s, body, body_len);
-    case AWAIT_MESSAGE2:
-        return handle_message2(s, body, body_len);
+    case AWAIT_MESSAGE1: return handle_message1(s, body, body_len);
+    case AWAIT_MESSAGE2: return handle_message2(s, body, body_len);
     case CONFIRMING:
     case ESTABLISHED:
         n = mbsc_record_open(&s->rx, s->payload, body, body_len);
@@ -301,8 +297,7 @@ static int handle_frame(mbsc_session *s, const uint8_t *body, size_t body_len)
         s->payload_len = (size_t)n;
         s->has_payload = 1;
         return MBSC_OK;
-    case FAILED:
-        break;
+    case FAILED: break;
     }
     return s->error;
 }
@@ -494,8 +489,7 @@ MBSC_API int mbsc_session_input_ack(mbsc_session *s, size_t n)
     return process_input(s);
 }
 
-MBSC_API int mbsc_session_feed(mbsc_session *s, const uint8_t *in, size_t len,
-                               size_t *consumed)
+MBSC_API int mbsc_session_feed(mbsc_session *s, const uint8_t *in, size_t len, size_t *consumed)
 {
     size_t pos = 0;
     int rc = MBSC_OK;
@@ -598,8 +592,7 @@ MBSC_API unsigned mbsc_session_state(const mbsc_session *s)
     return st;
 }
 
-MBSC_API void mbsc_session_set_replay_check(mbsc_session *s, mbsc_session_replay_fn fn,
-                                           void *user)
+MBSC_API void mbsc_session_set_replay_check(mbsc_session *s, mbsc_session_replay_fn fn, void *user)
 {
     if (s == NULL || s->role != MBSC_ROLE_SLAVE)
         return;
@@ -660,8 +653,7 @@ MBSC_API const mbsc_cipher *mbsc_session_cipher(const mbsc_session *s)
     return s != NULL && s->state == ESTABLISHED ? s->cipher : NULL;
 }
 
-MBSC_API int mbsc_session_peer_public_key(const mbsc_session *s,
-                                          uint8_t public_key[MBSC_KEY_BYTES])
+MBSC_API int mbsc_session_peer_public_key(const mbsc_session *s, uint8_t public_key[MBSC_KEY_BYTES])
 {
     if (s == NULL || public_key == NULL)
         return MBSC_ERR_INVALID_ARG;

@@ -71,12 +71,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static uint64_t start_counter(unsigned where, unsigned extra)
 {
     switch (where) {
-    case 1:
-        return MBSC_REKEY_AFTER_FRAMES - 1 - extra; /* 1..4 frames before the rekey */
-    case 2:
-        return UINT64_MAX - 1 - extra; /* 1..4 frames before the end */
-    default:
-        return 0;
+    case 1: return MBSC_REKEY_AFTER_FRAMES - 1 - extra; /* 1..4 frames before the rekey */
+    case 2: return UINT64_MAX - 1 - extra;              /* 1..4 frames before the end */
+    default: return 0;
     }
 }
 
@@ -258,16 +255,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch (op & 7) {
         case 0:
         case 1:
-        case 2:
-            seal(d, &in, (op & 7) == 2);
-            break;
+        case 2: seal(d, &in, (op & 7) == 2); break;
         case 3:
-        case 4:
-            deliver(d, (op & 7) == 4 ? 0 : fuzz_u16(&in) % 8192);
-            break;
-        default:
-            mutate(d, &in);
-            break;
+        case 4: deliver(d, (op & 7) == 4 ? 0 : fuzz_u16(&in) % 8192); break;
+        default: mutate(d, &in); break;
         }
     }
     /* Everything still on the way arrives. */

@@ -32,11 +32,18 @@ size_t gw_adu_length(const uint8_t *hdr)
 static int adapter_knows(uint8_t fc)
 {
     switch (fc) {
-    case 0x01: case 0x02: case 0x03: case 0x04: case 0x05: case 0x06:
-    case 0x0F: case 0x10: case 0x11: case 0x16: case 0x17:
-        return 1;
-    default:
-        return 0;
+    case 0x01:
+    case 0x02:
+    case 0x03:
+    case 0x04:
+    case 0x05:
+    case 0x06:
+    case 0x0F:
+    case 0x10:
+    case 0x11:
+    case 0x16:
+    case 0x17: return 1;
+    default: return 0;
     }
 }
 
@@ -68,8 +75,7 @@ static const char *want_size(size_t got, size_t want)
     return got == want ? NULL : "answer length does not match the request";
 }
 
-const char *gw_check_answer(const uint8_t *req, size_t req_len, const uint8_t *ans,
-                            size_t ans_len)
+const char *gw_check_answer(const uint8_t *req, size_t req_len, const uint8_t *ans, size_t ans_len)
 {
     const uint8_t *q = req + GW_MBAP, *a = ans + GW_MBAP;
     size_t qn = req_len - GW_MBAP, an;
@@ -109,7 +115,6 @@ const char *gw_check_answer(const uint8_t *req, size_t req_len, const uint8_t *a
         if (an != 5 || memcmp(a, q, 5) != 0)
             return "answer does not repeat the start and quantity";
         return NULL;
-    default:
-        return NULL;
+    default: return NULL;
     }
 }

@@ -22,7 +22,7 @@
 #include "gw.h"
 
 #define DEFAULT_MAX_CLIENTS 64u
-#define CLIENT_OUT (32u * GW_MAX_ADU)
+#define CLIENT_OUT          (32u * GW_MAX_ADU)
 
 struct local {
     uint64_t id;
@@ -294,8 +294,7 @@ static int run(struct gw_client *g)
         for (i = 0; i < g->n_clients; i++, n++) {
             struct local *c = g->clients[i];
             /* Back-pressure: a client with a full queue is not read. */
-            int room = gw_mux_pending(g->mux, c->id) < g->o->max_queue &&
-                       c->in_len < sizeof c->in;
+            int room = gw_mux_pending(g->mux, c->id) < g->o->max_queue && c->in_len < sizeof c->in;
 
             ids[n] = c->id;
             pfd[n].fd = c->fd;

@@ -60,25 +60,25 @@ enum gw_mode { GW_MODE_NONE = 0, GW_MODE_SERVER, GW_MODE_CLIENT };
 
 struct gw_options {
     enum gw_mode mode;
-    char *config;     /* --config FILE, or NULL */
-    char *listen;     /* HOST:PORT */
-    char *upstream;   /* HOST:PORT */
-    char *key;        /* our private key */
-    char *authorized; /* server: the allow-list */
-    char *peer;       /* client: the server gateway's public key */
-    char *psk;        /* optional */
-    char *ciphers;    /* optional cipher list (client: --cipher NAME is a list of one) */
-    char *policy;     /* server: optional roles policy */
-    int allow_remote_plaintext; /* client: listen on a non-loopback address */
-    unsigned long max_in_flight;      /* requests upstream at once (default 1) */
-    unsigned long max_queue;          /* queued requests per master (default 16) */
-    unsigned long request_timeout_ms; /* answer 0x0B after this (default 1000) */
-    unsigned long connect_timeout_ms; /* TCP connect + handshake upstream (default 3000) */
-    unsigned long reconnect_max_ms;   /* backoff ceiling (default 5000) */
+    char *config;                /* --config FILE, or NULL */
+    char *listen;                /* HOST:PORT */
+    char *upstream;              /* HOST:PORT */
+    char *key;                   /* our private key */
+    char *authorized;            /* server: the allow-list */
+    char *peer;                  /* client: the server gateway's public key */
+    char *psk;                   /* optional */
+    char *ciphers;               /* optional cipher list (client: --cipher NAME is a list of one) */
+    char *policy;                /* server: optional roles policy */
+    int allow_remote_plaintext;  /* client: listen on a non-loopback address */
+    unsigned long max_in_flight; /* requests upstream at once (default 1) */
+    unsigned long max_queue;     /* queued requests per master (default 16) */
+    unsigned long request_timeout_ms;   /* answer 0x0B after this (default 1000) */
+    unsigned long connect_timeout_ms;   /* TCP connect + handshake upstream (default 3000) */
+    unsigned long reconnect_max_ms;     /* backoff ceiling (default 5000) */
     unsigned long handshake_timeout_ms; /* server: masters' handshake (0: default) */
-    unsigned long max_connections;    /* masters / local clients at once (0: default) */
-    unsigned long drain_ms;           /* SIGTERM: longest wait for requests in flight */
-    char *control;                    /* optional UNIX socket for "mbsc-gateway status" */
+    unsigned long max_connections;      /* masters / local clients at once (0: default) */
+    unsigned long drain_ms;             /* SIGTERM: longest wait for requests in flight */
+    char *control;                      /* optional UNIX socket for "mbsc-gateway status" */
 };
 
 /* Defaults, as documented in --help and docs/gateway.md. */
@@ -172,8 +172,7 @@ uint8_t gw_check_request(const uint8_t *adu, size_t len);
  * answer to that request (same unit id, the function code or its exception,
  * byte counts that match the request), else what is wrong with it.
  */
-const char *gw_check_answer(const uint8_t *req, size_t req_len, const uint8_t *ans,
-                            size_t ans_len);
+const char *gw_check_answer(const uint8_t *req, size_t req_len, const uint8_t *ans, size_t ans_len);
 
 /* The 9-byte exception answer to req with code. */
 size_t gw_exception(const uint8_t *req, uint8_t code, uint8_t out[9]);
@@ -243,10 +242,10 @@ struct gw_mux;
 typedef void (*gw_reply_fn)(void *user, uint64_t origin, const uint8_t *adu, size_t len);
 
 struct gw_mux_config {
-    unsigned max_in_flight;      /* >= 1 */
-    unsigned max_queue;          /* per origin, >= 1 */
-    unsigned timeout_ms;         /* from submission to answer */
-    uint8_t unreachable_code;    /* exception when the upstream cannot be reached */
+    unsigned max_in_flight;   /* >= 1 */
+    unsigned max_queue;       /* per origin, >= 1 */
+    unsigned timeout_ms;      /* from submission to answer */
+    uint8_t unreachable_code; /* exception when the upstream cannot be reached */
 };
 
 struct gw_mux_stats {

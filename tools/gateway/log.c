@@ -39,7 +39,10 @@ void gw_log(enum gw_level level, const char *fmt, ...)
         fprintf(stderr, "<%d>%s\n", (int)level, line);
     else
         fprintf(stderr, GW_PROG ": %s%s\n",
-                level == GW_ERR ? "error: " : level == GW_WARN ? "warning: " : "", line);
+                level == GW_ERR    ? "error: "
+                : level == GW_WARN ? "warning: "
+                                   : "",
+                line);
     fflush(stderr);
 }
 

@@ -281,8 +281,7 @@ static void pump(struct gw_mux *m)
     }
 }
 
-int gw_mux_submit(struct gw_mux *m, uint64_t origin, const uint8_t *adu, size_t len,
-                  int64_t now_ns)
+int gw_mux_submit(struct gw_mux *m, uint64_t origin, const uint8_t *adu, size_t len, int64_t now_ns)
 {
     struct gw_origin *o;
     struct gw_req *r;
@@ -368,8 +367,9 @@ static void on_answer(void *user, const uint8_t *adu, size_t len)
             break;
     if (i == m->cfg.max_in_flight) {
         m->st.dropped++;
-        gw_log(GW_WARN, "dropped an answer from %s with transaction id %u: no request waits "
-                        "for it (late, after its timeout, or never asked)",
+        gw_log(GW_WARN,
+               "dropped an answer from %s with transaction id %u: no request waits "
+               "for it (late, after its timeout, or never asked)",
                gw_upstream_name(m->up), tid);
         return;
     }

@@ -151,8 +151,7 @@ static int set_option(struct gw_options *o, const struct option_def *d, const ch
         }
         return 0;
     case NUMBER:
-        if (value == NULL ||
-            parse_number(value, d->min, d->max, (unsigned long *)(void *)p) != 0) {
+        if (value == NULL || parse_number(value, d->min, d->max, (unsigned long *)(void *)p) != 0) {
             gw_log(GW_ERR, "%s: %s must be a number from %lu to %lu, not '%s'", where, d->name,
                    d->min, d->max, value != NULL ? value : "");
             return -1;
@@ -203,8 +202,9 @@ static int read_config(struct gw_options *o, const char *path)
     /* It names key files and the policy: whoever may change it may change them. */
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 022) != 0 ||
         st.st_size > (off_t)CONFIG_MAX_BYTES) {
-        gw_log(GW_ERR, "%s: must be a regular file of at most %u bytes that group and others "
-                       "cannot write (chmod go-w %s)",
+        gw_log(GW_ERR,
+               "%s: must be a regular file of at most %u bytes that group and others "
+               "cannot write (chmod go-w %s)",
                path, CONFIG_MAX_BYTES, path);
         fclose(f);
         return -1;
@@ -283,24 +283,25 @@ static int check_hostport(const char *name, const char *value)
 static int check_required(const struct gw_options *o)
 {
     int server = o->mode == GW_MODE_SERVER;
-    const char *missing = o->listen == NULL     ? "listen"
-                          : o->upstream == NULL ? "upstream"
-                          : o->key == NULL      ? "key"
+    const char *missing = o->listen == NULL                 ? "listen"
+                          : o->upstream == NULL             ? "upstream"
+                          : o->key == NULL                  ? "key"
                           : server && o->authorized == NULL ? "authorized"
                           : !server && o->peer == NULL      ? "peer"
                                                             : NULL;
 
     if (missing != NULL) {
-        gw_log(GW_ERR, "%s mode needs --%s (see mbsc-gateway --help)",
-               server ? "server" : "client", missing);
+        gw_log(GW_ERR, "%s mode needs --%s (see mbsc-gateway --help)", server ? "server" : "client",
+               missing);
         return -1;
     }
     if (check_hostport("listen", o->listen) != 0 || check_hostport("upstream", o->upstream) != 0)
         return -1;
     if (!server && !o->allow_remote_plaintext && !loopback_only(o->listen)) {
-        gw_log(GW_ERR, "client mode would accept plaintext Modbus on %s, which is not a "
-                       "loopback address: listen on 127.0.0.1 or [::1], or give "
-                       "--allow-remote-plaintext if the network to the clients is trusted",
+        gw_log(GW_ERR,
+               "client mode would accept plaintext Modbus on %s, which is not a "
+               "loopback address: listen on 127.0.0.1 or [::1], or give "
+               "--allow-remote-plaintext if the network to the clients is trusted",
                o->listen);
         return -1;
     }
@@ -397,65 +398,64 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
 
 void gw_usage(FILE *out)
 {
-    fputs(
-        "usage: mbsc-gateway server --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
-        "                           --authorized FILE [--psk FILE] [--ciphers LIST]\n"
-        "                           [--policy FILE] [options]\n"
-        "       mbsc-gateway client --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
-        "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
-        "                           [--allow-remote-plaintext] [options]\n"
-        "       mbsc-gateway [server|client] --config FILE [options]\n"
-        "       mbsc-gateway status --control PATH\n"
-        "       mbsc-gateway --help | --version\n"
-        "\n"
-        "server: accepts mbsc masters on --listen and forwards each authorised request\n"
-        "        as plain Modbus/TCP to the PLC at --upstream, over one connection.\n"
-        "client: accepts plain Modbus/TCP clients on --listen (loopback only, unless\n"
-        "        --allow-remote-plaintext) and carries their requests over one mbsc\n"
-        "        session to a server gateway or any mbsc slave at --upstream.\n"
-        "\n"
-        "  --listen HOST:PORT      where to listen; port 0 picks a free port\n"
-        "  --upstream HOST:PORT    the PLC (server) or the server gateway (client)\n"
-        "  --key FILE              our private key (mbsc-keygen), mode 0600\n"
-        "  --authorized FILE       server: allow-list of masters, '<key> <name> [role]'\n"
-        "  --policy FILE           server: roles to rights (docs/policy.md); without it\n"
-        "                          every authorised master may do everything\n"
-        "  --peer FILE             client: the public key of the server gateway\n"
-        "  --psk FILE              optional pre-shared key, mode 0600\n"
-        "  --ciphers LIST          comma-separated ciphers (server: allowed; client: offer,\n"
-        "                          in order); default chacha20,trivium,rabbit,enocoro128v2\n"
-        "  --cipher NAME           client: offer this one cipher only\n"
-        "  --allow-remote-plaintext  client: accept plaintext clients on any address\n"
-        "  --max-in-flight N       requests upstream at once, 1-64 (default 1)\n"
-        "  --max-queue N           requests queued per master, 1-1024 (default 16);\n"
-        "                          beyond it the master gets exception 06 (busy)\n"
-        "  --request-timeout MS    answer exception 0B when upstream has not answered\n"
-        "                          within MS of the request's arrival (default 1000)\n"
-        "  --connect-timeout MS    TCP connect (and handshake) upstream (default 3000)\n"
-        "  --reconnect-max MS      longest wait between reconnection attempts; they\n"
-        "                          start at 100 ms and double (default 5000)\n"
-        "  --handshake-timeout MS  server: masters' handshake deadline (default 2000)\n"
-        "  --max-connections N     masters (server) or local clients (client) at once\n"
-        "  --drain-timeout MS      on SIGTERM/SIGINT, longest wait for the requests in\n"
-        "                          flight before exiting (default 2000)\n"
-        "  --config FILE           settings as 'name = value' lines, names as the options\n"
-        "                          without '--', plus 'mode = server|client'; '#' comments;\n"
-        "                          options on the command line override the file\n"
-        "  --control PATH          a UNIX socket (mode 0600) where 'mbsc-gateway status'\n"
-        "                          reads the status; its directory must be writable\n"
-        "  --verbose               also log every forwarded request (debug level)\n"
-        "\n"
-        "Output: the first line on stdout is 'listening on HOST:PORT' with the real port.\n"
-        "Logs go to stderr (with <3>/<4>/<6> priorities when run by systemd).  Answers\n"
-        "made by the gateway: 01 refused by the policy, 06 the master's queue is full,\n"
-        "0A upstream unreachable (client mode: 0B), 0B upstream did not answer in time.\n"
-        "\n"
-        "Signals: SIGHUP re-reads the key, PSK, allow-list and policy (a bad file keeps\n"
-        "the old ones); SIGUSR1 logs the status (masters, upstream, counters), as\n"
-        "'mbsc-gateway status --control PATH' prints it;\n"
-        "SIGTERM/SIGINT stop after the requests in flight (exit status 0).\n"
-        "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 on bad usage.\n"
-        "Documentation: mbsc-gateway(1), mbsc-gateway.conf(5), docs/gateway.md,\n"
-        "docs/policy.md.\n",
-        out);
+    fputs("usage: mbsc-gateway server --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
+          "                           --authorized FILE [--psk FILE] [--ciphers LIST]\n"
+          "                           [--policy FILE] [options]\n"
+          "       mbsc-gateway client --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
+          "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
+          "                           [--allow-remote-plaintext] [options]\n"
+          "       mbsc-gateway [server|client] --config FILE [options]\n"
+          "       mbsc-gateway status --control PATH\n"
+          "       mbsc-gateway --help | --version\n"
+          "\n"
+          "server: accepts mbsc masters on --listen and forwards each authorised request\n"
+          "        as plain Modbus/TCP to the PLC at --upstream, over one connection.\n"
+          "client: accepts plain Modbus/TCP clients on --listen (loopback only, unless\n"
+          "        --allow-remote-plaintext) and carries their requests over one mbsc\n"
+          "        session to a server gateway or any mbsc slave at --upstream.\n"
+          "\n"
+          "  --listen HOST:PORT      where to listen; port 0 picks a free port\n"
+          "  --upstream HOST:PORT    the PLC (server) or the server gateway (client)\n"
+          "  --key FILE              our private key (mbsc-keygen), mode 0600\n"
+          "  --authorized FILE       server: allow-list of masters, '<key> <name> [role]'\n"
+          "  --policy FILE           server: roles to rights (docs/policy.md); without it\n"
+          "                          every authorised master may do everything\n"
+          "  --peer FILE             client: the public key of the server gateway\n"
+          "  --psk FILE              optional pre-shared key, mode 0600\n"
+          "  --ciphers LIST          comma-separated ciphers (server: allowed; client: offer,\n"
+          "                          in order); default chacha20,trivium,rabbit,enocoro128v2\n"
+          "  --cipher NAME           client: offer this one cipher only\n"
+          "  --allow-remote-plaintext  client: accept plaintext clients on any address\n"
+          "  --max-in-flight N       requests upstream at once, 1-64 (default 1)\n"
+          "  --max-queue N           requests queued per master, 1-1024 (default 16);\n"
+          "                          beyond it the master gets exception 06 (busy)\n"
+          "  --request-timeout MS    answer exception 0B when upstream has not answered\n"
+          "                          within MS of the request's arrival (default 1000)\n"
+          "  --connect-timeout MS    TCP connect (and handshake) upstream (default 3000)\n"
+          "  --reconnect-max MS      longest wait between reconnection attempts; they\n"
+          "                          start at 100 ms and double (default 5000)\n"
+          "  --handshake-timeout MS  server: masters' handshake deadline (default 2000)\n"
+          "  --max-connections N     masters (server) or local clients (client) at once\n"
+          "  --drain-timeout MS      on SIGTERM/SIGINT, longest wait for the requests in\n"
+          "                          flight before exiting (default 2000)\n"
+          "  --config FILE           settings as 'name = value' lines, names as the options\n"
+          "                          without '--', plus 'mode = server|client'; '#' comments;\n"
+          "                          options on the command line override the file\n"
+          "  --control PATH          a UNIX socket (mode 0600) where 'mbsc-gateway status'\n"
+          "                          reads the status; its directory must be writable\n"
+          "  --verbose               also log every forwarded request (debug level)\n"
+          "\n"
+          "Output: the first line on stdout is 'listening on HOST:PORT' with the real port.\n"
+          "Logs go to stderr (with <3>/<4>/<6> priorities when run by systemd).  Answers\n"
+          "made by the gateway: 01 refused by the policy, 06 the master's queue is full,\n"
+          "0A upstream unreachable (client mode: 0B), 0B upstream did not answer in time.\n"
+          "\n"
+          "Signals: SIGHUP re-reads the key, PSK, allow-list and policy (a bad file keeps\n"
+          "the old ones); SIGUSR1 logs the status (masters, upstream, counters), as\n"
+          "'mbsc-gateway status --control PATH' prints it;\n"
+          "SIGTERM/SIGINT stop after the requests in flight (exit status 0).\n"
+          "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 on bad usage.\n"
+          "Documentation: mbsc-gateway(1), mbsc-gateway.conf(5), docs/gateway.md,\n"
+          "docs/policy.md.\n",
+          out);
 }

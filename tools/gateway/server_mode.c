@@ -91,12 +91,11 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
         answer_exception(g, ci->id, p, code);
         return;
     }
-    if (g->cur.policy != NULL &&
-        mbsc_policy_check(g->cur.policy, ci->peer_role, p + GW_MBAP,
-                          len - GW_MBAP, why, sizeof why) != MBSC_OK) {
+    if (g->cur.policy != NULL && mbsc_policy_check(g->cur.policy, ci->peer_role, p + GW_MBAP,
+                                                   len - GW_MBAP, why, sizeof why) != MBSC_OK) {
         m->refusals++;
-        gw_log(GW_WARN, "refused master %s: function 0x%02x address %u: %s", m->name,
-               p[GW_MBAP], gw_first_address(p, len), why);
+        gw_log(GW_WARN, "refused master %s: function 0x%02x address %u: %s", m->name, p[GW_MBAP],
+               gw_first_address(p, len), why);
         answer_exception(g, ci->id, p, (uint8_t)MBSC_POLICY_REFUSAL_EXCEPTION);
         return;
     }
@@ -144,8 +143,7 @@ static void on_event(void *user, const struct mbsc_server_event *ev)
     case MBSC_SERVER_EVENT_CONNECTED:
         add_master(g, ev->conn);
         gw_log(GW_INFO, "master %s (role %s) connected from %s with %s", ev->conn->peer_name,
-               ev->conn->peer_role != NULL ? ev->conn->peer_role : "none",
-               ev->conn->peer_address,
+               ev->conn->peer_role != NULL ? ev->conn->peer_role : "none", ev->conn->peer_address,
                ev->conn->cipher != NULL ? mbsc_cipher_name(ev->conn->cipher) : "?");
         break;
     case MBSC_SERVER_EVENT_CLOSED:
@@ -163,9 +161,7 @@ static void on_event(void *user, const struct mbsc_server_event *ev)
         if (m != NULL)
             *m = g->masters[--g->n_masters];
         break;
-    case MBSC_SERVER_EVENT_LOG:
-        gw_log(GW_INFO, "%s", ev->detail);
-        break;
+    case MBSC_SERVER_EVENT_LOG: gw_log(GW_INFO, "%s", ev->detail); break;
     }
 }
 
@@ -252,14 +248,10 @@ static void reload(struct gw_server *g)
 static const char *up_state_name(enum gw_up_state s)
 {
     switch (s) {
-    case GW_UP_READY:
-        return "connected";
-    case GW_UP_CONNECTING:
-        return "connecting";
-    case GW_UP_BACKOFF:
-        return "unreachable";
-    default:
-        return "idle";
+    case GW_UP_READY: return "connected";
+    case GW_UP_CONNECTING: return "connecting";
+    case GW_UP_BACKOFF: return "unreachable";
+    default: return "idle";
     }
 }
 

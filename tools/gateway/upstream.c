@@ -127,8 +127,8 @@ static void fail(struct gw_upstream *u, const char *why)
     } else {
         u->state = GW_UP_BACKOFF;
         u->due_ns = gw_now_ns() + (int64_t)u->backoff_ms * 1000000;
-        u->backoff_ms = u->backoff_ms * 2 > u->backoff_max_ms ? u->backoff_max_ms
-                                                              : u->backoff_ms * 2;
+        u->backoff_ms =
+            u->backoff_ms * 2 > u->backoff_max_ms ? u->backoff_max_ms : u->backoff_ms * 2;
     }
     u->h.down(u->h.user, was_ready, why);
 }
@@ -162,8 +162,8 @@ static void start_connect(struct gw_upstream *u, int64_t now_ns)
     }
     for (ai = res; ai != NULL; ai = ai->ai_next) {
         int one = 1;
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                        ai->ai_protocol);
+        int fd =
+            socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
 
         if (fd < 0) {
             e = errno;
@@ -282,8 +282,8 @@ static void plain_io(struct gw_upstream *u, short revents)
         for (;;) {
             size_t got = 0;
             int os_err = 0;
-            int r = mbsc_sock_recv(u->fd, u->in + u->in_len, sizeof u->in - u->in_len, &got,
-                                   &os_err);
+            int r =
+                mbsc_sock_recv(u->fd, u->in + u->in_len, sizeof u->in - u->in_len, &got, &os_err);
 
             if (r == MBSC_ERR_WOULD_BLOCK)
                 break;
@@ -310,8 +310,7 @@ static void session_failed(struct gw_upstream *u, int r)
     char why[1024];
 
     snprintf(why, sizeof why, "mbsc session with %s ended: %s%s%s", u->name, mbsc_strerror(r),
-             u->link.os_err != 0 ? ": " : "",
-             u->link.os_err != 0 ? strerror(u->link.os_err) : "");
+             u->link.os_err != 0 ? ": " : "", u->link.os_err != 0 ? strerror(u->link.os_err) : "");
     fail(u, why);
 }
 
@@ -431,8 +430,8 @@ void gw_upstream_tick(struct gw_upstream *u, int64_t now_ns)
     } else if (u->state == GW_UP_CONNECTING && now_ns >= u->due_ns) {
         char why[1024];
 
-        snprintf(why, sizeof why, "%s %s: timed out after %u ms", u->tcp_up ? "handshake with" : "connect",
-                 u->name, u->connect_ms);
+        snprintf(why, sizeof why, "%s %s: timed out after %u ms",
+                 u->tcp_up ? "handshake with" : "connect", u->name, u->connect_ms);
         fail(u, why);
     }
 }

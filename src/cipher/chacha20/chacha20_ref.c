@@ -50,57 +50,56 @@
 #include <string.h>
 
 /* RFC 8439 section 2.1. */
-#define CHACHA20_QR(a, b, c, d)                                                \
-    do {                                                                       \
-        a += b;                                                                \
-        d = mbsc_rotl32(d ^ a, 16);                                            \
-        c += d;                                                                \
-        b = mbsc_rotl32(b ^ c, 12);                                            \
-        a += b;                                                                \
-        d = mbsc_rotl32(d ^ a, 8);                                             \
-        c += d;                                                                \
-        b = mbsc_rotl32(b ^ c, 7);                                             \
+#define CHACHA20_QR(a, b, c, d)                                                                    \
+    do {                                                                                           \
+        a += b;                                                                                    \
+        d = mbsc_rotl32(d ^ a, 16);                                                                \
+        c += d;                                                                                    \
+        b = mbsc_rotl32(b ^ c, 12);                                                                \
+        a += b;                                                                                    \
+        d = mbsc_rotl32(d ^ a, 8);                                                                 \
+        c += d;                                                                                    \
+        b = mbsc_rotl32(b ^ c, 7);                                                                 \
     } while (0)
 
 /*
  * The 20 rounds of RFC 8439 section 2.3 on sixteen scalar words, followed by
  * the feed-forward addition of the input words.  Declares x0..x15.
  */
-#define CHACHA20_CORE(in)                                                      \
-    uint32_t x0 = (in)[0], x1 = (in)[1], x2 = (in)[2], x3 = (in)[3];           \
-    uint32_t x4 = (in)[4], x5 = (in)[5], x6 = (in)[6], x7 = (in)[7];           \
-    uint32_t x8 = (in)[8], x9 = (in)[9], x10 = (in)[10], x11 = (in)[11];       \
-    uint32_t x12 = (in)[12], x13 = (in)[13], x14 = (in)[14], x15 = (in)[15];   \
-    for (int round_ = 0; round_ < 10; round_++) {                              \
-        CHACHA20_QR(x0, x4, x8, x12);                                          \
-        CHACHA20_QR(x1, x5, x9, x13);                                          \
-        CHACHA20_QR(x2, x6, x10, x14);                                         \
-        CHACHA20_QR(x3, x7, x11, x15);                                         \
-        CHACHA20_QR(x0, x5, x10, x15);                                         \
-        CHACHA20_QR(x1, x6, x11, x12);                                         \
-        CHACHA20_QR(x2, x7, x8, x13);                                          \
-        CHACHA20_QR(x3, x4, x9, x14);                                          \
-    }                                                                          \
-    x0 += (in)[0];                                                             \
-    x1 += (in)[1];                                                             \
-    x2 += (in)[2];                                                             \
-    x3 += (in)[3];                                                             \
-    x4 += (in)[4];                                                             \
-    x5 += (in)[5];                                                             \
-    x6 += (in)[6];                                                             \
-    x7 += (in)[7];                                                             \
-    x8 += (in)[8];                                                             \
-    x9 += (in)[9];                                                             \
-    x10 += (in)[10];                                                           \
-    x11 += (in)[11];                                                           \
-    x12 += (in)[12];                                                           \
-    x13 += (in)[13];                                                           \
-    x14 += (in)[14];                                                           \
+#define CHACHA20_CORE(in)                                                                          \
+    uint32_t x0 = (in)[0], x1 = (in)[1], x2 = (in)[2], x3 = (in)[3];                               \
+    uint32_t x4 = (in)[4], x5 = (in)[5], x6 = (in)[6], x7 = (in)[7];                               \
+    uint32_t x8 = (in)[8], x9 = (in)[9], x10 = (in)[10], x11 = (in)[11];                           \
+    uint32_t x12 = (in)[12], x13 = (in)[13], x14 = (in)[14], x15 = (in)[15];                       \
+    for (int round_ = 0; round_ < 10; round_++) {                                                  \
+        CHACHA20_QR(x0, x4, x8, x12);                                                              \
+        CHACHA20_QR(x1, x5, x9, x13);                                                              \
+        CHACHA20_QR(x2, x6, x10, x14);                                                             \
+        CHACHA20_QR(x3, x7, x11, x15);                                                             \
+        CHACHA20_QR(x0, x5, x10, x15);                                                             \
+        CHACHA20_QR(x1, x6, x11, x12);                                                             \
+        CHACHA20_QR(x2, x7, x8, x13);                                                              \
+        CHACHA20_QR(x3, x4, x9, x14);                                                              \
+    }                                                                                              \
+    x0 += (in)[0];                                                                                 \
+    x1 += (in)[1];                                                                                 \
+    x2 += (in)[2];                                                                                 \
+    x3 += (in)[3];                                                                                 \
+    x4 += (in)[4];                                                                                 \
+    x5 += (in)[5];                                                                                 \
+    x6 += (in)[6];                                                                                 \
+    x7 += (in)[7];                                                                                 \
+    x8 += (in)[8];                                                                                 \
+    x9 += (in)[9];                                                                                 \
+    x10 += (in)[10];                                                                               \
+    x11 += (in)[11];                                                                               \
+    x12 += (in)[12];                                                                               \
+    x13 += (in)[13];                                                                               \
+    x14 += (in)[14];                                                                               \
     x15 += (in)[15]
 
 /* out[0..63] = in[0..63] XOR block(input); out == in allowed. */
-static void chacha20_block_xor(const uint32_t input[16], uint8_t *out,
-                               const uint8_t *in)
+static void chacha20_block_xor(const uint32_t input[16], uint8_t *out, const uint8_t *in)
 {
     CHACHA20_CORE(input);
     /* Each input word is loaded before the output word is stored. */
@@ -181,8 +180,8 @@ void mbsc_chacha20_init(void *state, const uint8_t *key, const uint8_t *iv, size
  * Every branch below is on lengths, the buffer position and the public
  * block counter.
  */
-void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in,
-                            size_t len, chacha20_kernel *kernel, size_t lanes)
+void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in, size_t len,
+                            chacha20_kernel *kernel, size_t lanes)
 {
     if (len == 0u) {
         return; /* in may be NULL */

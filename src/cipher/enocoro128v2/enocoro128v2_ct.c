@@ -60,11 +60,10 @@
  * picked with a mask made from the nibble's top bit.
  */
 #if SIZE_MAX > 0xFFFFFFFFu
-#define S4_AT(w, k) \
-    ((uint32_t)((S4_PACKED >> (((w) >> (k)) & 0xfu) * 4u) & 0xfu) << (k))
+#define S4_AT(w, k) ((uint32_t)((S4_PACKED >> (((w) >> (k)) & 0xfu) * 4u) & 0xfu) << (k))
 #else
-#define S4_LO ((uint32_t)S4_PACKED)
-#define S4_HI ((uint32_t)(S4_PACKED >> 32))
+#define S4_LO       ((uint32_t)S4_PACKED)
+#define S4_HI       ((uint32_t)(S4_PACKED >> 32))
 #define S4_AT(w, k) (enocoro_s4_32(((w) >> (k)) & 0xfu) << (k))
 
 MBSC_ALWAYS_INLINE uint32_t enocoro_s4_32(uint32_t n)
@@ -80,8 +79,8 @@ MBSC_ALWAYS_INLINE uint32_t enocoro_s4_32(uint32_t n)
  * loops rolled). */
 MBSC_ALWAYS_INLINE uint32_t enocoro_s4x8(uint32_t w)
 {
-    return S4_AT(w, 0) | S4_AT(w, 4) | S4_AT(w, 8) | S4_AT(w, 12) |
-           S4_AT(w, 16) | S4_AT(w, 20) | S4_AT(w, 24) | S4_AT(w, 28);
+    return S4_AT(w, 0) | S4_AT(w, 4) | S4_AT(w, 8) | S4_AT(w, 12) | S4_AT(w, 16) | S4_AT(w, 20) |
+           S4_AT(w, 24) | S4_AT(w, 28);
 }
 
 /*
@@ -99,8 +98,7 @@ MBSC_ALWAYS_INLINE uint32_t enocoro_s8x4(uint32_t x)
     uint32_t y = enocoro_s4x8(x);
     uint32_t m = ((y << 2) & 0xCCCCCCCCu) ^ (((y >> 2) & 0x11111111u) * 3u) ^
                  (((y >> 3) & 0x11111111u) * 6u);
-    uint32_t z = y ^ ((m << 4) & 0xF0F0F0F0u) ^ ((m >> 4) & 0x0F0F0F0Fu) ^
-                 0xA5A5A5A5u;
+    uint32_t z = y ^ ((m << 4) & 0xF0F0F0F0u) ^ ((m >> 4) & 0x0F0F0F0Fu) ^ 0xA5A5A5A5u;
     uint32_t v = enocoro_s4x8(z);
 
     return ((v << 1) & 0xFEFEFEFEu) | ((v >> 7) & 0x01010101u);
@@ -119,12 +117,10 @@ static inline uint32_t enocoro_xtime(uint32_t v)
  * the byte at logical position 2 becomes the new b_3 (and so on), and the
  * old b_31 becomes the new b_0 once top moves down by one.
  */
-MBSC_ALWAYS_INLINE void enocoro_round(uint8_t b[32], unsigned t, uint32_t *a0,
-                                 uint32_t *a1)
+MBSC_ALWAYS_INLINE void enocoro_round(uint8_t b[32], unsigned t, uint32_t *a0, uint32_t *a1)
 {
 #define B(i) b[(t + (i)) & 31u]
-    uint32_t s = enocoro_s8x4((uint32_t)B(2) | ((uint32_t)B(7) << 8) |
-                              ((uint32_t)B(16) << 16) |
+    uint32_t s = enocoro_s8x4((uint32_t)B(2) | ((uint32_t)B(7) << 8) | ((uint32_t)B(16) << 16) |
                               ((uint32_t)B(29) << 24));
     uint32_t u0 = *a0 ^ (s & 0xFFu);
     uint32_t u1 = *a1 ^ ((s >> 8) & 0xFFu);
@@ -140,8 +136,7 @@ MBSC_ALWAYS_INLINE void enocoro_round(uint8_t b[32], unsigned t, uint32_t *a0,
 
 void mbsc_enocoro_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len)
 {
-    static const uint8_t c[8] = { 0x66, 0xe9, 0x4b, 0xd4,
-                                  0xef, 0x8a, 0x2c, 0x3b };
+    static const uint8_t c[8] = {0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b};
     struct enocoro_state *st = state;
     uint32_t a0 = 0x88, a1 = 0x4c, ctr = 0x01;
     unsigned i, t = 0;
@@ -193,26 +188,31 @@ void mbsc_enocoro_rounds(struct enocoro_state *st, uint8_t *out, const uint8_t *
  * implementations took over the bulk on x86-64 and ARM, this code mostly
  * serves targets without them, and 8 KB is the budget (docs/bench.md).
  */
-static void enocoro_32(struct enocoro_state *st, uint8_t *out,
-                       const uint8_t *in)
+static void enocoro_32(struct enocoro_state *st, uint8_t *out, const uint8_t *in)
 {
     /* a_0, a_1 in locals: out may alias anything, so through a pointer
      * they would be reloaded after every output byte. */
     uint32_t a0 = st->a0, a1 = st->a1;
 
     for (unsigned q = 0; q < 32u; q += 8u) {
-#define R(j)                                          \
-    out[q + (j)] = (uint8_t)(in[q + (j)] ^ a1);      \
+#define R(j)                                                                                       \
+    out[q + (j)] = (uint8_t)(in[q + (j)] ^ a1);                                                    \
     enocoro_round(st->b, (32u - q - (j)) & 31u, &a0, &a1)
-        R(0); R(1); R(2); R(3); R(4); R(5); R(6); R(7);
+        R(0);
+        R(1);
+        R(2);
+        R(3);
+        R(4);
+        R(5);
+        R(6);
+        R(7);
 #undef R
     }
     st->a0 = (uint8_t)a0;
     st->a1 = (uint8_t)a1;
 }
 
-static void enocoro_xor(void *state, uint8_t *out, const uint8_t *in,
-                        size_t len)
+static void enocoro_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
     struct enocoro_state *st = state;
     size_t head = st->top; /* rounds until top is 0 again */

@@ -135,14 +135,14 @@ void mbsc_rabbit_init(void *state, const uint8_t *key, const uint8_t *iv, size_t
     st->x[2] = k[1];
     st->x[4] = k[2];
     st->x[6] = k[3];
-    st->x[1] = (k[3] << 16) | (k[2] >> 16); /* K6 || K5 */
-    st->x[3] = (k[0] << 16) | (k[3] >> 16); /* K0 || K7 */
-    st->x[5] = (k[1] << 16) | (k[0] >> 16); /* K2 || K1 */
-    st->x[7] = (k[2] << 16) | (k[1] >> 16); /* K4 || K3 */
-    st->c[0] = mbsc_rotl32(k[2], 16);       /* K4 || K5 */
-    st->c[2] = mbsc_rotl32(k[3], 16);       /* K6 || K7 */
-    st->c[4] = mbsc_rotl32(k[0], 16);       /* K0 || K1 */
-    st->c[6] = mbsc_rotl32(k[1], 16);       /* K2 || K3 */
+    st->x[1] = (k[3] << 16) | (k[2] >> 16);             /* K6 || K5 */
+    st->x[3] = (k[0] << 16) | (k[3] >> 16);             /* K0 || K7 */
+    st->x[5] = (k[1] << 16) | (k[0] >> 16);             /* K2 || K1 */
+    st->x[7] = (k[2] << 16) | (k[1] >> 16);             /* K4 || K3 */
+    st->c[0] = mbsc_rotl32(k[2], 16);                   /* K4 || K5 */
+    st->c[2] = mbsc_rotl32(k[3], 16);                   /* K6 || K7 */
+    st->c[4] = mbsc_rotl32(k[0], 16);                   /* K0 || K1 */
+    st->c[6] = mbsc_rotl32(k[1], 16);                   /* K2 || K3 */
     st->c[1] = (k[0] & 0xFFFF0000u) | (k[1] & 0xFFFFu); /* K1 || K2 */
     st->c[3] = (k[1] & 0xFFFF0000u) | (k[2] & 0xFFFFu); /* K3 || K4 */
     st->c[5] = (k[2] & 0xFFFF0000u) | (k[3] & 0xFFFFu); /* K5 || K6 */
@@ -187,8 +187,7 @@ void mbsc_rabbit_init(void *state, const uint8_t *key, const uint8_t *iv, size_t
     mbsc_wipe(k, sizeof k);
 }
 
-static void rabbit_xor(void *state, uint8_t *out, const uint8_t *in,
-                       size_t len)
+static void rabbit_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
     struct rabbit_state *st = state;
     uint32_t s[4];

@@ -81,8 +81,7 @@ MBSC_STATIC_ASSERT(_Alignof(struct trivium_state) <= _Alignof(uint64_t),
 #if defined(__SIZEOF_INT128__) && defined(__x86_64__)
 /* The same through a 128-bit shift: one shrd instead of shr, shl, or and a
  * mov, which the loop is short of issue slots for on x86-64. */
-#define TRIVIUM_TAP(lo, hi, s) \
-    ((uint64_t)((((unsigned __int128)(hi) << 64) | (lo)) >> (s)))
+#define TRIVIUM_TAP(lo, hi, s) ((uint64_t)((((unsigned __int128)(hi) << 64) | (lo)) >> (s)))
 #else
 #define TRIVIUM_TAP(lo, hi, s) (((lo) >> (s)) | ((hi) << (64u - (s))))
 #endif
@@ -96,8 +95,7 @@ MBSC_STATIC_ASSERT(_Alignof(struct trivium_state) <= _Alignof(uint64_t),
  *   B: s_162 -> 15, s_171 -> 6, s_175 -> 2, s_176 -> 1, s_177 -> 0
  *   C: s_243 -> 45, s_264 -> 24, s_286 -> 2, s_287 -> 1, s_288 -> 0
  */
-static inline uint64_t trivium_step(uint64_t *a_lo, uint64_t *a_hi,
-                                    uint64_t *b_lo, uint64_t *b_hi,
+static inline uint64_t trivium_step(uint64_t *a_lo, uint64_t *a_hi, uint64_t *b_lo, uint64_t *b_hi,
                                     uint64_t *c_lo, uint64_t *c_hi)
 {
     const uint64_t al = *a_lo, ah = *a_hi;
@@ -140,8 +138,7 @@ static inline uint64_t trivium_step(uint64_t *a_lo, uint64_t *a_hi,
     return z;
 }
 
-static void trivium_init(void *state, const uint8_t *key, const uint8_t *iv,
-                         size_t iv_len)
+static void trivium_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len)
 {
     struct trivium_state *st = state;
     /* K and V as 80-bit little-endian integers: low 64 bits, high 16 bits. */
@@ -174,8 +171,7 @@ static void trivium_init(void *state, const uint8_t *key, const uint8_t *iv,
     st->pos = 8u;
 }
 
-static void trivium_xor(void *state, uint8_t *out, const uint8_t *in,
-                        size_t len)
+static void trivium_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
     struct trivium_state *st = state;
     uint64_t a_lo, a_hi, b_lo, b_hi, c_lo, c_hi;
