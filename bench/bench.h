@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * bench.h - what every part of mbsc-bench shares: the run plan, the set of
  * ciphers being measured, and the context that carries the results from the

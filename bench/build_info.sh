@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # build_info.sh CC CFLAGS HOST GNUPLOT - print bench/build_info.h.
 #
 # The report names the compiler and flags the figures were built with; they

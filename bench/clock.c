@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock.c - clock choice, reading, overhead and batch calibration.
  */

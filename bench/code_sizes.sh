@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # code_sizes.sh SIZE BUILDDIR CIPHER... - print bench/code_sizes.h.
 #
 # The code size of a cipher is the sum of the .text* sections (.text,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * csv.c - write the results table as CSV (see csv.h).
  */

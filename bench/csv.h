@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * csv.h - the results in long format, one figure per line:
  *     cipher,metric,size_bytes,value,unit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cycles.c - the cycle source (see cycles.h for the order of preference).
  */

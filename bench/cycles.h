@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cycles.h - where cycles per byte come from.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * footprint.c - memory footprint of each cipher, as the study reports it:
  * the cipher state (what mbsc_stream actually uses of its fixed reserve),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * frame.c - per-frame latency of mbsc_record_seal and mbsc_record_open.
  *

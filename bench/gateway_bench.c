@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gateway_bench.c - what mbsc-gateway costs on this machine (make bench-gateway).
  *

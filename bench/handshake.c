@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * handshake.c - the Noise IKpsk2 handshake, both sides, in memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * impls.c - every implementation of every selected cipher, side by side.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * impls.h - the side-by-side group of cipher implementations (impls.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * machine.c - identify the machine and the build (see machine.h).
  *

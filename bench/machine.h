@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * machine.h - the lines that open every report: which machine, which
  * compiler and flags, which libraries.  Figures from different boards are

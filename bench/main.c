@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * main.c - mbsc-bench: run the measurement groups in order and write the
  * results.  See docs/bench.md for what each figure means.

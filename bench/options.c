@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * options.c - parse the command line (see options.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * paper.c - the study's Raspberry Pi 4 throughputs (see paper.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * paper.h - the figures mbsc started from: the study that measured the
  * reference implementations of the four ciphers on a Raspberry Pi 4

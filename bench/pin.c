@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pin.c - CPU affinity (see pin.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pin.h - keep the measuring thread on one core.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * plot.c - the PNG (see plot.h).  The data go to a private temporary
  * directory as two whitespace-separated tables plus a gnuplot script,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * plot.h - one PNG with two panels, drawn by gnuplot: keystream throughput
  * against message size for every cipher (log-log), and per-frame latency

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * report.c - the human tables (see report.h).  Everything shown comes from
  * the results table; a figure that was not measured (a cipher left out with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * report.h - the human tables: stdout, and the same tables as Markdown for
  * --markdown FILE.

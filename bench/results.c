@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * results.c - the long table of figures (see results.h).  A run produces
  * about 150 rows, so a linear search is plenty.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * results.h - every figure of a run as one row of a long table
  * (cipher, metric, size, value, unit): the CSV is this table as it stands,

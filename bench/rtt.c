@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rtt.c - Modbus/TCP round trips over loopback, plain and through mbsc.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rtt_none.c - the round-trip group when mbsc is built without libmodbus
  * (./configure --without-libmodbus): there is nothing to talk Modbus with,

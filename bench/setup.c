@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * setup.c - key and IV setup time: one mbsc_stream_init, in ns.
  *

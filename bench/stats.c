@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stats.c - samples and order statistics (see stats.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stats.h - a growable array of samples and the order statistics the bench
  * reports.  Medians and percentiles rather than means: on a shared machine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stream.c - bulk keystream throughput (MiB/s) and cycles per byte.
  *

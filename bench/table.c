@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * table.c - render a table as text or Markdown (see table.h).  Cells are
  * ASCII ("us", not "µs") so that byte counts are column widths.

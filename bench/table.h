@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * table.h - a small table of text cells that prints either as aligned
  * columns (stdout) or as Markdown (--markdown), so that both outputs show

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* examples/common.c - helpers shared by the example programs (see common.h). */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * examples/common.h - what secure_master and secure_slave share: option
  * values, strict number parsing, the cipher list check, a config with our

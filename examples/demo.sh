@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # demo.sh - the secure slave and master on one machine, once per cipher.
 #
 #   sh examples/demo.sh [BUILDDIR]      ("make demo" runs it)

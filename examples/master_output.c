@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * examples/master_output.c - secure_master's result lines (see
  * master_output.h).  JSON needs no escaping here: every string printed is

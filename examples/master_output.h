@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * examples/master_output.h - how secure_master prints its results: the
  * plain text of the first versions ("ADDR: V1 V2 ..."), one JSON object per

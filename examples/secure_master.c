@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * secure_master - a Modbus/TCP master (client) that talks to a slave
  * through the mbsc secure channel, with plain libmodbus calls.

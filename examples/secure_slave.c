@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * secure_slave - a Modbus/TCP slave (server) reachable only through mbsc.
  *

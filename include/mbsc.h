@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc.h - Modbus/TCP secure channel.  Include this one header.
  *

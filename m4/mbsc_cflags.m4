@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: ISC
 # mbsc_cflags.m4 - probe compiler flags one at a time.
 #
 # MBSC_PROBE_CFLAGS(VARIABLE, FLAG...)

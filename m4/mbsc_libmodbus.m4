@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: ISC
 # mbsc_libmodbus.m4 - which libmodbus was found, and does it carry the fix
 # for CVE-2022-0367 (heap buffer overflow in modbus_reply(), found by
 # fuzzing its function 0x17 handling)?

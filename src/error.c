@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* error.c - messages for the codes in mbsc/error.h. */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * init.c - mbsc_init(): libsodium's initialisation, for every entry point
  * that needs it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * internal.h - the one private header shared by every mbsc source file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * version.c - mbsc_version(): the version this library was built as, so
  * that a program linked against a shared libmbsc can tell which one it got

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * why.c - the one-line explanations ("why" strings) that loading and
  * connecting functions hand back with their error codes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_cipher.c - the cipher layer: published vectors, libsodium
  * cross-check, and properties every cipher must have, each run through

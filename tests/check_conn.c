@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_conn.c - the connection layer over loopback TCP.
  *

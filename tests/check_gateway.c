@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_gateway.c - mbsc-gateway end to end: the program as installed, a
  * plain libmodbus server as the PLC (a thread on port 0), libmodbus masters

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_init.c - mbsc_init() and the version API: init is idempotent and
  * safe from many threads at once; the version macros, mbsc_version() and

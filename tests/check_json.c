@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_json.c - the test-data JSON reader (tests/json.c): what it accepts,
  * what it rejects, and that the project's vector files parse.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_keys.c - keys on disk: the base64 codec, key pairs, key files and
  * their permission rule, the allow-list.

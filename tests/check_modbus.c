@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_modbus.c - the libmodbus adapter, end to end over loopback TCP.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_modbus_client.c - the master's two paths: the libmodbus layout
  * checks, the synchronous transport and the pump, and which one a context

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_noise.c - the Noise handshake layer (src/noise/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_policy.c - roles to rights (mbsc/policy.h): the file format, its
  * errors, and the decision for every function code the table rules govern.

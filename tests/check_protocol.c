@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_protocol.c - the mbsc/1 wire protocol against
  * tests/vectors/mbsc1/protocol_vectors.json, produced by an independent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_server.c - mbsc_server (mbsc/server.h) on 127.0.0.1:0, driven by
  * the test's own thread: answers later and in order, skip and close, the

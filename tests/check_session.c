@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_session.c - the session engine wired back to back in memory: every
  * cipher and payload size, tampering of every bit, replays and reordering,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * crash_shim.c - an LD_PRELOAD module for tests/keygen.test: kills the
  * process (SIGKILL, as a crash or power cut would stop it) at the Nth call

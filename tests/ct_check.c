@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ct_check.c - constant-time check of every cipher implementation, run
  * under valgrind's memcheck by `make check-ct` (the ctgrind technique).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fixture.h - what the suites that run whole handshakes (session in
  * memory, conn and modbus over loopback TCP) share: a master and a slave

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gw_harness.c - what the gateway's tests and its benchmark share (see
  * gw_harness.h).  No Check here: failures are return values, so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gw_harness.h - a PLC and gateway processes for the gateway's tests
  * (check_gateway.c) and its benchmark (bench/gateway_bench.c).

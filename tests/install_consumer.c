@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * install_consumer.c - a program built against an *installed* libmbsc with
  * nothing but `pkg-config --cflags --libs mbsc`, as gateway software would

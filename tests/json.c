@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/json.c - a small JSON reader for test data; see json.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/json.h - a small JSON reader for test data (RFC 8259).
  *

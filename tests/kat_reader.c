@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* kat_reader.c - see kat_reader.h. */
 #include "kat_reader.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kat_reader.h - reader for the known-answer files in tests/kat/.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen.c - attacks and load against a running secure_slave, for
  * tests/attacks.test and tests/scale.test (and make stress).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * plain_plc.c - a plain Modbus/TCP server (libmodbus, no mbsc) standing in
  * for a PLC behind mbsc-gateway in tests/two_hosts.sh: the tests' PLC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * readme_examples_main.c - runs the C examples of README.md, which
  * .ci/consumer-build extracts into their own files and compiles with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runner.c - main() of every Check program.  Each program is built with
  * -DTEST_SUITE=<unit>_suite and runs that one suite; a failing case makes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * testutil.h - small helpers shared by the Check suites.
  *

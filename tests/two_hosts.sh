@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # two_hosts.sh - the secure slave and master on two "hosts" (network
 # namespaces joined by a veth pair), with the traffic on the wire checked for
 # cleartext register values.

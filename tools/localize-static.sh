@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # localize-static.sh LD OBJCOPY AR RANLIB LIBRARY.la -- LINK-COMMAND...
 #
 # Runs LINK-COMMAND (libtool linking LIBRARY.la), then rewrites the static

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc-keygen - create the key files of mbsc (docs: docs/keys.md, mbsc-keygen(1)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/cipher.h - the four stream ciphers behind one descriptor table.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/conn.h - secure sessions over TCP, for callers without an event loop.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/error.h - error codes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/export.h - symbol visibility and attribute macros.
  *

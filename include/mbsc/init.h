@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/init.h - library initialisation.
  *

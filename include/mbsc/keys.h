@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/keys.h - X25519 key pairs, key files and the slave's allow-list.
  *

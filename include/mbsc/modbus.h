@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/modbus.h - unchanged libmodbus applications over the secure channel.
  *

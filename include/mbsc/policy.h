@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/policy.h - roles to rights: which Modbus requests a master may make.
  *

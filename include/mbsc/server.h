@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/server.h - a single-threaded, event-driven server of mbsc sessions.
  *

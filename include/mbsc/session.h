@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc/session.h - the mbsc/1 secure channel as a sans-I/O engine.
  *

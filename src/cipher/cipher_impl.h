@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cipher_impl.h - the private side of the cipher descriptor table.
  *

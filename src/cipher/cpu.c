@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cpu.c - run-time detection of vector extensions (see cpu.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cpu.h - which vector extensions this CPU and its operating system offer.
  *

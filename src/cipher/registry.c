@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * registry.c - the cipher descriptor table, the choice of implementation,
  * and the public cipher API.

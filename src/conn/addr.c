@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * addr.c - "HOST:PORT" strings: parsing, resolving and formatting.
  *

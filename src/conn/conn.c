@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conn.c - blocking, timed connections over the sans-I/O session engine.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sock.c - TCP sockets for the connection layer: connect with a deadline,
  * listen, accept, non-blocking send and receive, poll with a deadline.

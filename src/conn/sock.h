@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sock.h - socket, address and deadline helpers of the connection layer.
  *

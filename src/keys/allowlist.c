@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * allowlist.c - the slave's list of accepted master keys (docs/keys.md "Keys
  * on disk"): one "<base64 key> <name> [role]" per line, "#" comments,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * base64.c - canonical standard base64 (RFC 4648 section 4, padded) of
  * fixed-length data, in constant time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * keyfile.c - X25519 key pairs and the one-line key file format
  * (docs/keys.md "Keys on disk"): 44 characters of canonical base64, then an

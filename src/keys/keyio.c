@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * keyio.c - file access for keys and allow-lists (see keyio.h).
  *

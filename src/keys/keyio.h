@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * keyio.h - private helpers shared by the key-file and allow-list code:
  * the `why` message buffer, bounded reads with a permission rule checked on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * trust.c - who can change a key file: the rule of OpenSSH's StrictModes
  * (sshd(8) "StrictModes", auth.c safe_path), applied to every file mbsc

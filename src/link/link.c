@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * link.c - moving bytes between a socket and a session (link.h).
  *

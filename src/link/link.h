@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * link.h - one non-blocking link: a socket and the session on it.
  *

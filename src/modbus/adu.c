@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * adu.c - what the client and the server share: Modbus/TCP ADU checks,
  * the server's request checks before modbus_reply(), and the socketpair

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * client.c - unchanged libmodbus masters over the secure channel: the
  * choice of path, and the pump.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * client_sync.c - the synchronous master: mbsc's transport under libmodbus.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libmodbus_layout.c - libmodbus's private context layouts, 3.1.6 to 3.1.11,
  * and their verification at run time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libmodbus_layout.h - what mbsc knows about libmodbus's private context
  * layout, release by release, and the checks that prove it at run time.

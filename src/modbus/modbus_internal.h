@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * modbus_internal.h - helpers shared by the libmodbus adapter (src/modbus/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server.c - a libmodbus slave on mbsc_server (mbsc/server.h): one thread,
  * one event loop, modbus_reply() called directly on each opened request.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * noise/hkdf.c - HMAC-BLAKE2b and the Noise HKDF.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * noise/noise.c - Noise handshakes for 25519_ChaChaPoly_BLAKE2b.
  *

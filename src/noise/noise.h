@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * noise/noise.h - the Noise handshake layer (internal, not installed).
  *

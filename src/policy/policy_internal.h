@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * policy_internal.h - the parsed form of a policy (mbsc/policy.h), shared
  * by the parser (policy_parse.c) and the request check (policy_check.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * policy_parse.c - reading a policy file (format: docs/policy.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * record.c - sealing and opening mbsc/1 transport frames (see record.h and
  * docs/protocol.md).  Vectors: tests/vectors/mbsc1/protocol_vectors.json.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * record.h - one direction of the mbsc/1 transport (docs/protocol.md, Transport).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * admission.c - who gets a connection slot (mbsc/server.h, "Availability").
  *

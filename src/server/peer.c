@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * peer.c - one connection of the server: bytes through its link,
  * confirmation, requests handed out one at a time, answers, the end.

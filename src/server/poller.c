@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * poller.c - readiness of many descriptors: epoll on Linux, poll() elsewhere.
  *

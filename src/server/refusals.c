@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * refusals.c - connections closed before confirmation, for the operator.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * replays.c - the server's memory of recent message 1s.
  *

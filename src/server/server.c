@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server.c - the server object, its loop and its public calls (mbsc/server.h).
  *

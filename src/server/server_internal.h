@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server_internal.h - what the files of the server (src/server/) share.
  * Not installed.

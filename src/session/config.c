@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * config.c - session configuration: keys, peer, PSK, cipher policy.
  */

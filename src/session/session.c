@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * session.c - the sans-I/O engine: frames in, frames out, the handshake
  * (noise/) and the record layer (record/) tied together.  docs/design.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * session_internal.h - what the session engine shares with its config and
  * with the tests.  Not installed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * testing/noise_testing.c - the tests' fixed ephemeral key for the Noise
  * handshake (noise.h), so that they can reproduce the published vectors.

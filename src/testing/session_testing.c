@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * testing/session_testing.c - sessions with a fixed ephemeral key, for the
  * tests that compare handshake bytes with the mbsc/1 protocol vectors.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_adu.c - mbsc_modbus_check_adu (src/modbus/adu.c) fed arbitrary
  * payloads, checked against the rule as docs/design.md and mbsc/modbus.h state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_allowlist.c - the allow-list parser and loader fed arbitrary text,
  * checked against a second, independent parser written here from the

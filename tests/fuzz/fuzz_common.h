@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_common.h - what the libFuzzer targets in tests/fuzz/ share: an input
  * cursor, the fixed keys of the mbsc/1 protocol vectors, sessions built

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_frames.c - established sessions of each cipher, fed arbitrary and
  * mutated frames in both directions, across a rekey and at the end of the

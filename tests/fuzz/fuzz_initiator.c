@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_initiator.c - a master session fed arbitrary message-2 bytes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_keyfile.c - key and PSK files: the loaders and the base64 decoder
  * fed arbitrary bytes, checked against libsodium's own base64 decoder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_responder.c - a slave session fed arbitrary message-1 bytes.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """make_seeds.py - writes the fuzzers' seed corpora (tests/fuzz/corpus/).
 
 Run from the source tree: python3 tests/fuzz/make_seeds.py.  The seeds are

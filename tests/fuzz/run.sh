@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # run.sh BUILDDIR SRCDIR run SECONDS TARGET...   (make fuzz, make fuzz-long)
 # run.sh BUILDDIR SRCDIR mutant SECONDS frames   (make fuzz-mutant)
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * adu_check.c - the Modbus checks of the gateway, before a request leaves
  * it and before an answer goes back.

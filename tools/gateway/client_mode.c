@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * client_mode.c - plain Modbus/TCP clients in, one mbsc session out.
  *

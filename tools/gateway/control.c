@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * control.c - the status view: a UNIX control socket (--control PATH) and
  * the "mbsc-gateway status --control PATH" command that reads it, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gw.h - what the files of mbsc-gateway share (tools/gateway/, docs/gateway.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mbsc-gateway - secure Modbus in front of unmodified PLCs and SCADA hosts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mux.c - many requesters over one upstream connection.
  *

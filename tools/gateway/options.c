@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * options.c - the gateway's settings, from the command line and from a
  * configuration file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * secrets.c - the key, the PSK, the allow-list (or the peer's key) and the
  * policy, loaded together.

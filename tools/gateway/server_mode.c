@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server_mode.c - mbsc masters in, plain Modbus/TCP to the PLC out.
  *

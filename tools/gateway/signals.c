@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * signals.c - signals into the poll() loop through a self-pipe.
  *

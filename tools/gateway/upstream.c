@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * upstream.c - the one connection behind the gateway.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * chacha20.h - what the ChaCha20 implementations share: the state layout,
  * the block-batch kernel interface, and the driver that turns kernels into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * chacha20_avx2.c - ChaCha20 (RFC 8439), eight blocks at once in AVX2.
  *

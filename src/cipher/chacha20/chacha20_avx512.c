@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * chacha20_avx512.c - ChaCha20 (RFC 8439), sixteen blocks at once in
  * AVX-512F.

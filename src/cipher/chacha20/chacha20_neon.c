@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * chacha20_neon.c - ChaCha20 (RFC 8439), four blocks at once in NEON
  * (Advanced SIMD), for AArch64 and for 32-bit ARM (Raspberry Pi OS armhf).

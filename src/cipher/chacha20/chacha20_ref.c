@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * chacha20_ref.c - ChaCha20, IETF variant, portable C11.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * enocoro128v2.h - what the Enocoro-128v2 implementations share: the state
  * layout, and the key/IV setup and single rounds (enocoro128v2_ct.c).

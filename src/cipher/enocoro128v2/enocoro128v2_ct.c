@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * enocoro128v2_ct.c - Enocoro-128v2 stream cipher, portable constant-time C11.
  *

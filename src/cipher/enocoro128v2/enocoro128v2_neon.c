@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * enocoro128v2_neon.c - Enocoro-128v2 four rounds at a time with the
  * buffer in NEON registers and the S-box evaluated sixteen at a time by

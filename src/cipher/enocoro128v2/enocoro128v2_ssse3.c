@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * enocoro128v2_ssse3.c - Enocoro-128v2 with its S-box evaluated sixteen at
  * a time by in-register nibble shuffles (SSSE3 pshufb), constant time.

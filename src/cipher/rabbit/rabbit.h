@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rabbit.h - what the Rabbit implementations share: the state layout and
  * the key/IV setup (rabbit_ref.c).

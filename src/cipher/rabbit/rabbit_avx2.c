@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rabbit_avx2.c - Rabbit (RFC 4503) with the next-state function in AVX2.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rabbit_neon.c - Rabbit (RFC 4503) with the next-state function in NEON,
  * for AArch64 and 32-bit ARM (built with -mfpu=neon there, run only when

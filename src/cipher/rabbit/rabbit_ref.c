@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rabbit_ref.c - Rabbit stream cipher, portable C11 reference implementation.
  *

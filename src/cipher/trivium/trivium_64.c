@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * trivium_64.c - Trivium, 80-bit key and IV, 64 clocks per step.
  *
