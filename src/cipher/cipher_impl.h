@@ -58,6 +58,19 @@ extern const struct mbsc_cipher mbsc_cipher_rabbit;
 extern const struct mbsc_cipher mbsc_cipher_enocoro128v2;
 
 /*
+ * Start a keystream in caller storage of state_cap bytes (8-byte aligned):
+ * the checks and the choice of implementation of mbsc_stream_init(), for
+ * holders of a state smaller than the public mbsc_stream (the record layer
+ * keeps only what the largest implementation needs).  Sets *impl; returns
+ * MBSC_OK, the errors of mbsc_stream_init(), or MBSC_ERR_CIPHER_IMPL when
+ * the chosen implementation's state does not fit in state_cap.  The state
+ * is wiped first and on every failure.
+ */
+int mbsc_cipher_start(const struct mbsc_cipher_impl **impl, void *state, size_t state_cap,
+                      const mbsc_cipher *c, const uint8_t *key, size_t key_len,
+                      const uint8_t *iv, size_t iv_len);
+
+/*
  * The implementations, one per file.  Which exist depends on the target:
  * configure defines MBSC_SIMD_X86 (x86-64), MBSC_SIMD_AARCH64 or
  * MBSC_SIMD_ARM (32-bit ARM with NEON built per file) when it builds them.

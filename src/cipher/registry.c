@@ -273,15 +273,15 @@ MBSC_API const char *mbsc_stream_impl_name(const mbsc_stream *st)
     return st != NULL && st->impl_ != NULL ? st->impl_->name : NULL;
 }
 
-MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c, const uint8_t *key,
-                              size_t key_len, const uint8_t *iv, size_t iv_len)
+int mbsc_cipher_start(const struct mbsc_cipher_impl **impl, void *state, size_t state_cap,
+                      const mbsc_cipher *c, const uint8_t *key, size_t key_len,
+                      const uint8_t *iv, size_t iv_len)
 {
-    const struct mbsc_cipher_impl *impl;
+    const struct mbsc_cipher_impl *chosen;
     int i;
 
-    if (st == NULL)
-        return MBSC_ERR_INVALID_ARG;
-    mbsc_stream_wipe(st);
+    *impl = NULL;
+    mbsc_wipe(state, state_cap);
     if (c == NULL || key == NULL || (iv == NULL && iv_len != 0))
         return MBSC_ERR_INVALID_ARG;
     if (key_len != c->key_bytes)
@@ -291,8 +291,28 @@ MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c, const uint8
     i = current_choice(c);
     if (i < 0)
         return MBSC_ERR_CIPHER_IMPL;
-    impl = c->impls[i];
-    impl->init(st->state_.bytes_, key, iv_len ? iv : NULL, iv_len);
+    chosen = c->impls[i];
+    if (chosen->state_bytes > state_cap)
+        return MBSC_ERR_CIPHER_IMPL; /* a reserve too small for this build */
+    chosen->init(state, key, iv_len ? iv : NULL, iv_len);
+    *impl = chosen;
+    return MBSC_OK;
+}
+
+MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c,
+                              const uint8_t *key, size_t key_len,
+                              const uint8_t *iv, size_t iv_len)
+{
+    const struct mbsc_cipher_impl *impl;
+    int rc;
+
+    if (st == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    mbsc_stream_wipe(st);
+    rc = mbsc_cipher_start(&impl, st->state_.bytes_, sizeof st->state_.bytes_, c, key, key_len,
+                           iv, iv_len);
+    if (rc != MBSC_OK)
+        return rc;
     st->impl_ = impl;
     st->cipher_ = c;
     return MBSC_OK;
