@@ -13,6 +13,7 @@
 #include "fixture.h"
 #include "mbsc.h"
 #include "noise/noise.h"
+#include "record/record.h"
 #include "session/session_internal.h"
 #include "testutil.h"
 
@@ -33,6 +34,14 @@ static void pair_config(struct pair *p, const char *ciphers)
 {
     tu_peers_setup(&p->peers, "plc-1", "operator", ciphers);
     p->m = p->s = NULL;
+}
+
+/* The same for sessions that carry payloads up to max_payload bytes. */
+static void pair_config_max(struct pair *p, const char *ciphers, size_t max_payload)
+{
+    pair_config(p, ciphers);
+    ck_assert_int_eq(mbsc_config_set_max_payload(p->peers.mcfg, max_payload), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_max_payload(p->peers.scfg, max_payload), MBSC_OK);
 }
 
 static void pair_sessions(struct pair *p)
@@ -151,17 +160,20 @@ static void round_trip(mbsc_session *from, mbsc_session *to, const uint8_t *payl
 
 /* ---- handshake and payloads for every cipher -------------------------------- */
 
+/* Loop: cipher _i % 4; the default (Modbus) configuration, then the largest. */
 START_TEST(every_cipher_every_size)
 {
     static uint8_t payload[MBSC_MAX_PAYLOAD];
     struct pair p;
-    size_t n;
+    size_t n, max = _i < (int)MBSC_CIPHER_COUNT ? MBSC_DEFAULT_MAX_PAYLOAD : MBSC_MAX_PAYLOAD;
 
-    pair_config(&p, cipher_names[_i]);
+    pair_config_max(&p, cipher_names[_i % (int)MBSC_CIPHER_COUNT], max);
     pair_sessions(&p);
     handshake(&p);
-    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.m)), cipher_names[_i]);
-    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.s)), cipher_names[_i]);
+    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.m)),
+                     cipher_names[_i % (int)MBSC_CIPHER_COUNT]);
+    ck_assert_str_eq(mbsc_cipher_name(mbsc_session_cipher(p.s)),
+                     cipher_names[_i % (int)MBSC_CIPHER_COUNT]);
     ck_assert_str_eq(mbsc_session_peer_name(p.s), "plc-1");
     ck_assert_str_eq(mbsc_session_peer_role(p.s), "operator");
     ck_assert_ptr_null(mbsc_session_peer_name(p.m));
@@ -175,14 +187,21 @@ START_TEST(every_cipher_every_size)
         ck_assert_int_eq(mbsc_session_handshake_hash(p.s, hs), MBSC_OK);
         ck_assert(memcmp(hm, hs, 64) == 0);
     }
-    for (n = 0; n <= MBSC_MAX_PAYLOAD; n += n < 300 ? 1 : 53) {
+    for (n = 0; n <= max; n += n < 300 ? 1 : 53) {
         tu_fill_pattern(payload, n, (uint32_t)n + 1);
         round_trip(p.m, p.s, payload, n);
+        /* Every other size with the keystream refilled ahead in between. */
+        if (n % 2)
+            mbsc_session_refill(p.s);
         round_trip(p.s, p.m, payload, n);
+        if (n % 3 == 0) {
+            mbsc_session_refill(p.m);
+            mbsc_session_refill(p.s);
+        }
     }
-    tu_fill_pattern(payload, MBSC_MAX_PAYLOAD, 99);
-    round_trip(p.m, p.s, payload, MBSC_MAX_PAYLOAD);
-    round_trip(p.s, p.m, payload, MBSC_MAX_PAYLOAD);
+    tu_fill_pattern(payload, max, 99);
+    round_trip(p.m, p.s, payload, max);
+    round_trip(p.s, p.m, payload, max);
     pair_free(&p);
 }
 END_TEST
@@ -264,7 +283,7 @@ START_TEST(byte_at_a_time_and_many_frames_at_once)
     uint8_t payload[64];
     struct pair p;
 
-    pair_config(&p, cipher_names[_i]);
+    pair_config_max(&p, cipher_names[_i], MBSC_MAX_PAYLOAD); /* 40 frames queued at once */
     pair_sessions(&p);
     len = take_output(p.m, buf, sizeof buf);
     ck_assert_int_eq(feed_all(p.s, buf, len, 1, got, got_len, 40, &n_got), MBSC_OK);
@@ -639,7 +658,7 @@ START_TEST(caller_mistakes_are_not_fatal)
     struct pair p;
     int rc, sent = 0;
 
-    pair_config(&p, NULL);
+    pair_config_max(&p, NULL, MBSC_MAX_PAYLOAD);
     pair_sessions(&p);
     ck_assert_int_eq(mbsc_session_send(p.m, small, 1), MBSC_ERR_STATE);
     ck_assert_int_eq(mbsc_session_recv(p.m, small, sizeof small, &len), 0);
@@ -676,6 +695,7 @@ END_TEST
  * Frames 0 .. 65540 in both directions, request/response: the rekey before
  * frame 65536 happens on each side independently and must agree.
  */
+/* Loop: cipher _i % 4; from 4 on, both sides refill their keystream between frames. */
 START_TEST(rekey_boundary_both_directions)
 {
     uint8_t req[12] = {0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 1}, buf[64], got[64];
@@ -683,7 +703,7 @@ START_TEST(rekey_boundary_both_directions)
     uint32_t i;
     struct pair p;
 
-    pair_config(&p, cipher_names[_i]);
+    pair_config(&p, cipher_names[_i % (int)MBSC_CIPHER_COUNT]);
     pair_sessions(&p);
     handshake(&p);
     for (i = 0; i <= MBSC_REKEY_AFTER_FRAMES + 4; i++) {
@@ -699,6 +719,10 @@ START_TEST(rekey_boundary_both_directions)
         ck_assert_int_eq(mbsc_session_feed(p.m, buf, len, &used), MBSC_OK);
         ck_assert_msg(mbsc_session_recv(p.m, got, sizeof got, &glen) == 1, "frame %u", i);
         ck_assert(glen == sizeof req && memcmp(got, req, glen) == 0);
+        if (_i >= (int)MBSC_CIPHER_COUNT) {
+            mbsc_session_refill(p.m);
+            mbsc_session_refill(p.s);
+        }
     }
     pair_free(&p);
 }
@@ -884,7 +908,7 @@ START_TEST(input_full_behind_payload)
     struct pair p;
     size_t len, room, pos = 0, plen, n_got = 0;
 
-    pair_config(&p, NULL);
+    pair_config_max(&p, NULL, MBSC_MAX_PAYLOAD);
     pair_sessions(&p);
     handshake(&p);
     for (size_t i = 0; i < 3; i++) {
@@ -919,13 +943,169 @@ START_TEST(input_full_behind_payload)
 }
 END_TEST
 
+/* ---- small sessions ------------------------------------------------------------ */
+
+START_TEST(max_payload_setting_and_footprint)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    size_t modbus, large;
+
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_uint_eq(mbsc_config_max_payload(cfg), 260);
+    ck_assert_int_eq(mbsc_config_set_max_payload(cfg, MBSC_MAX_PAYLOAD + 1), MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_config_set_max_payload(NULL, 100), MBSC_ERR_INVALID_ARG);
+    ck_assert_uint_eq(mbsc_config_max_payload(cfg), 260); /* unchanged */
+    modbus = mbsc_config_session_footprint(cfg);
+    /* The goal of issue 11: a Modbus session, buffers included, under 3,000 bytes. */
+    ck_assert_uint_lt(modbus, 3000);
+    ck_assert_uint_eq(modbus, mbsc_session_footprint());
+    ck_assert_uint_eq(modbus, mbsc_config_session_footprint(NULL));
+    ck_assert_int_eq(mbsc_config_set_max_payload(cfg, MBSC_MAX_PAYLOAD), MBSC_OK);
+    large = mbsc_config_session_footprint(cfg);
+    /* Input and output each hold two largest frames, plus the payload. */
+    ck_assert_uint_ge(large - modbus, 5 * (MBSC_MAX_PAYLOAD - 260));
+    ck_assert_int_eq(mbsc_config_set_max_payload(cfg, 0), MBSC_OK);
+    ck_assert_uint_le(mbsc_config_session_footprint(cfg), modbus);
+    mbsc_config_free(cfg);
+}
+END_TEST
+
+/*
+ * The reserve a direction keeps for its cipher state fits every
+ * implementation of every cipher (the registry refuses one that does not,
+ * which would fail every handshake with that cipher).
+ */
+START_TEST(cipher_state_reserve_fits)
+{
+    for (unsigned id = 1; id <= MBSC_CIPHER_COUNT; id++) {
+        const mbsc_cipher *c = mbsc_cipher_by_id(id);
+        ck_assert_uint_le(mbsc_cipher_state_bytes(c), MBSC_RECORD_STATE_BYTES);
+        ck_assert_uint_le(MBSC_RECORD_STATE_BYTES, MBSC_STREAM_STATE_BYTES);
+    }
+}
+END_TEST
+
+/*
+ * Loop: the slave keeps the default limit (260) or 0, the master is
+ * configured for 4080 bytes.  A 260-byte payload passes (the limit is
+ * inclusive); one byte more fails the slave when the frame's length prefix
+ * arrives: nothing of its body is read, and the session is closed.
+ */
+START_TEST(frame_above_configured_maximum)
+{
+    static uint8_t payload[MBSC_DEFAULT_MAX_PAYLOAD + 1], buf[2 * (MBSC_MAX_FRAME_BODY + 2)];
+    size_t limit = _i == 0 ? MBSC_DEFAULT_MAX_PAYLOAD : 0, len, used, n = 0, room;
+    struct pair p;
+
+    pair_config(&p, NULL);
+    ck_assert_int_eq(mbsc_config_set_max_payload(p.peers.mcfg, MBSC_MAX_PAYLOAD), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_max_payload(p.peers.scfg, limit), MBSC_OK);
+    pair_sessions(&p);
+    handshake(&p);
+    tu_fill_pattern(payload, sizeof payload, 5);
+    ck_assert_int_eq(mbsc_session_send(p.m, payload, limit), MBSC_OK);
+    ck_assert_int_eq(deliver(p.m, p.s, &n), MBSC_OK);
+    ck_assert_uint_eq(n, 1);
+    /* The slave's own sends keep to its limit, without harm. */
+    ck_assert_int_eq(mbsc_session_send(p.s, payload, limit + 1), MBSC_ERR_PAYLOAD_TOO_LONG);
+    ck_assert(mbsc_session_established(p.s));
+
+    ck_assert_int_eq(mbsc_session_send(p.m, payload, limit + 1), MBSC_OK);
+    len = take_output(p.m, buf, sizeof buf);
+    ck_assert_uint_eq(len, limit + 1 + MBSC_FRAME_OVERHEAD);
+    ck_assert_int_eq(mbsc_session_feed(p.s, buf, 1, &used), MBSC_OK); /* half a prefix */
+    ck_assert_int_eq(mbsc_session_feed(p.s, buf + 1, len - 1, &used), MBSC_ERR_FRAME_LENGTH);
+    ck_assert_uint_le(used, 1);
+    ck_assert_int_eq(mbsc_session_error(p.s), MBSC_ERR_FRAME_LENGTH);
+    ck_assert(mbsc_session_state(p.s) & MBSC_SESSION_CLOSED);
+    (void)mbsc_session_input_buf(p.s, &room);
+    ck_assert_uint_eq(room, 0);
+    pair_free(&p);
+}
+END_TEST
+
+/* Frame sizes for the buffered-record test: around block and buffer edges. */
+static const size_t record_sizes[] = {0, 1, 12, 31, 32, 33, 63, 64, 65, 100, 260, 0, 0, 1000, 4080, 7};
+
+/*
+ * Loop: cipher _i % 4, keystream buffer _i / 4 of {1, 48, 304, 1024} bytes.
+ * A buffered sealer against an unbuffered one with the same key: the same
+ * frames, byte for byte, over every size, whatever the refill pattern, and
+ * across two rekeys (the counters are moved to just before the boundaries,
+ * on both sides alike); an unbuffered opener opens the buffered frames and
+ * a buffered opener the unbuffered ones.
+ */
+START_TEST(buffered_records_same_bytes)
+{
+    static const size_t caps[4] = {1, 48, 304, 1024};
+    static uint8_t ks_seal[1024], ks_open[1024];
+    static uint8_t payload[MBSC_MAX_PAYLOAD], a[MBSC_MAX_PAYLOAD + 18], b[MBSC_MAX_PAYLOAD + 18];
+    static uint8_t opened[MBSC_MAX_PAYLOAD];
+    const mbsc_cipher *c = mbsc_cipher_by_id((unsigned)(_i % (int)MBSC_CIPHER_COUNT) + 1);
+    size_t cap = caps[_i / (int)MBSC_CIPHER_COUNT];
+    struct mbsc_record_dir plain_tx, buf_tx, plain_rx, buf_rx;
+    uint8_t k[MBSC_DIRECTION_KEY_BYTES];
+    unsigned frame;
+
+    tu_fill_pattern(k, sizeof k, (uint32_t)_i + 11);
+    ck_assert_int_eq(mbsc_record_init(&plain_tx, c, k), MBSC_OK);
+    ck_assert_int_eq(mbsc_record_init_buffered(&buf_tx, c, k, ks_seal, cap), MBSC_OK);
+    ck_assert_int_eq(mbsc_record_init(&plain_rx, c, k), MBSC_OK);
+    ck_assert_int_eq(mbsc_record_init_buffered(&buf_rx, c, k, ks_open, cap), MBSC_OK);
+    for (frame = 0; frame < 160; frame++) {
+        size_t n = record_sizes[frame % (sizeof record_sizes / sizeof record_sizes[0])];
+        long la, lb;
+
+        if (frame == 50 || frame == 100) {
+            /* Just before frame 65536, then 131072: the next rekeys come soon. */
+            uint64_t to = (frame == 50 ? 1u : 2u) * (uint64_t)MBSC_REKEY_AFTER_FRAMES - 3;
+            ck_assert_uint_eq(plain_tx.counter, buf_tx.counter);
+            plain_tx.counter = buf_tx.counter = plain_rx.counter = buf_rx.counter = to;
+            if (frame == 100) /* the key of epoch 1 was taken at frame 65536 already */
+                ck_assert_uint_eq(buf_tx.epoch, 1);
+        }
+        tu_fill_pattern(payload, n, frame);
+        la = mbsc_record_seal(&plain_tx, a, sizeof a, payload, n);
+        lb = mbsc_record_seal(&buf_tx, b, sizeof b, payload, n);
+        ck_assert_int_eq(la, (long)(n + MBSC_FRAME_OVERHEAD));
+        ck_assert_int_eq(lb, la);
+        ck_assert_msg(memcmp(a, b, (size_t)la) == 0, "frame %u (%zu bytes) differs", frame, n);
+        /* Cross-open: each opener gets the other sealer's frame. */
+        ck_assert_int_eq(mbsc_record_open(&buf_rx, opened, a + 2, (size_t)la - 2), (long)n);
+        ck_assert(n == 0 || memcmp(opened, payload, n) == 0);
+        ck_assert_int_eq(mbsc_record_open(&plain_rx, opened, b + 2, (size_t)lb - 2), (long)n);
+        ck_assert(n == 0 || memcmp(opened, payload, n) == 0);
+        /* Refill patterns: always, every third frame, twice in a row, with a want. */
+        if (frame % 2 == 0)
+            mbsc_record_refill(&buf_tx, 0);
+        if (frame % 3 == 0) {
+            mbsc_record_refill(&buf_rx, 40);
+            mbsc_record_refill(&buf_rx, 0);
+        }
+        /* A refill on a direction without a buffer changes nothing. */
+        mbsc_record_refill(&plain_tx, 0);
+    }
+    ck_assert_uint_eq(buf_tx.epoch, 2);
+    /* A failure wipes the buffered keystream with the rest. */
+    ck_assert_int_eq(mbsc_record_open(&buf_rx, opened, a + 2, 16), MBSC_ERR_BAD_TAG);
+    for (size_t j = 0; j < cap; j++)
+        ck_assert_uint_eq(ks_open[j], 0);
+    mbsc_record_wipe(&buf_tx);
+    for (size_t j = 0; j < cap; j++)
+        ck_assert_uint_eq(ks_seal[j], 0);
+    mbsc_record_wipe(&plain_tx);
+    mbsc_record_wipe(&plain_rx);
+    mbsc_record_wipe(&buf_rx);
+}
+END_TEST
+
 Suite *session_suite(void)
 {
     Suite *s = suite_create("session");
     TCase *tc;
 
     tc = tcase_create("handshake_and_payloads");
-    tcase_add_loop_test(tc, every_cipher_every_size, 0, MBSC_CIPHER_COUNT);
+    tcase_add_loop_test(tc, every_cipher_every_size, 0, 2 * (int)MBSC_CIPHER_COUNT);
     tcase_add_test(tc, default_policy_picks_chacha20);
     tcase_add_test(tc, masters_order_decides);
     tcase_add_test(tc, cipher_list_parsing);
@@ -958,6 +1138,12 @@ Suite *session_suite(void)
     tcase_add_test(tc, first_request_confirms_too);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("small_sessions");
+    tcase_add_test(tc, max_payload_setting_and_footprint);
+    tcase_add_test(tc, cipher_state_reserve_fits);
+    tcase_add_loop_test(tc, frame_above_configured_maximum, 0, 2);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("driver_api");
     tcase_add_loop_test(tc, state_query_and_zero_copy, 0, 40);
     tcase_add_test(tc, input_full_behind_payload);
@@ -965,7 +1151,8 @@ Suite *session_suite(void)
 
     tc = tcase_create("rekey");
     tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, rekey_boundary_both_directions, 0, MBSC_CIPHER_COUNT);
+    tcase_add_loop_test(tc, rekey_boundary_both_directions, 0, 2 * (int)MBSC_CIPHER_COUNT);
+    tcase_add_loop_test(tc, buffered_records_same_bytes, 0, (int)MBSC_CIPHER_COUNT * 4);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -60,6 +60,8 @@ extern "C" {
 #define MBSC_MAX_CIPHER_OFFER             16u    /* cipher ids in a master's offer */
 #define MBSC_PROTOCOL_VERSION             1u
 #define MBSC_DEFAULT_HANDSHAKE_TIMEOUT_MS 10000u
+/* Largest payload a session buffers unless configured: one Modbus/TCP ADU. */
+#define MBSC_DEFAULT_MAX_PAYLOAD 260u
 
 enum mbsc_role {
     MBSC_ROLE_MASTER = 1, /* Modbus client, Noise initiator */
@@ -113,6 +115,27 @@ MBSC_API int mbsc_config_set_cipher_ids(mbsc_config *cfg, const unsigned *ids, s
 MBSC_API int mbsc_config_set_handshake_timeout(mbsc_config *cfg, unsigned timeout_ms);
 MBSC_API unsigned mbsc_config_handshake_timeout(const mbsc_config *cfg);
 MBSC_API enum mbsc_role mbsc_config_role(const mbsc_config *cfg);
+
+/*
+ * The largest payload (0 to MBSC_MAX_PAYLOAD bytes) that sessions made from
+ * cfg send and accept; their buffers are sized from it at
+ * mbsc_session_new().  The default, MBSC_DEFAULT_MAX_PAYLOAD (260), is the
+ * largest Modbus/TCP ADU; layers that carry other payloads raise it.  Both
+ * ends must agree: a frame from the peer with a longer payload is a
+ * protocol error (MBSC_ERR_FRAME_LENGTH) that ends the session as soon as
+ * its length prefix arrives, before any of its body is read; sending a
+ * longer payload returns MBSC_ERR_PAYLOAD_TOO_LONG and changes nothing.
+ * The wire protocol is unchanged.  Returns MBSC_OK, or MBSC_ERR_INVALID_ARG
+ * (cfg NULL or max_payload above MBSC_MAX_PAYLOAD; the setting then stays).
+ */
+MBSC_API int mbsc_config_set_max_payload(mbsc_config *cfg, size_t max_payload);
+MBSC_API size_t mbsc_config_max_payload(const mbsc_config *cfg);
+
+/*
+ * Bytes of memory one session made from cfg occupies, buffers included
+ * (cfg NULL: the default configuration, as mbsc_session_footprint()).
+ */
+MBSC_API size_t mbsc_config_session_footprint(const mbsc_config *cfg);
 
 /* ---- Sessions ----------------------------------------------------------- */
 
@@ -168,8 +191,8 @@ MBSC_API int mbsc_session_feed_eof(mbsc_session *s);
 MBSC_API MBSC_WUR int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t cap, size_t *len);
 
 /*
- * Seal one payload (0 to MBSC_MAX_PAYLOAD bytes) into one frame appended to
- * the output.  MBSC_ERR_STATE before the handshake is complete,
+ * Seal one payload (0 to the configured maximum, mbsc_config_set_max_payload(),
+ * bytes) into one frame appended to the output.  MBSC_ERR_STATE before the handshake is complete,
  * MBSC_ERR_PAYLOAD_TOO_LONG, MBSC_ERR_WOULD_BLOCK when the output has no
  * room (send it first); none of those changes the session.
  */
@@ -287,7 +310,24 @@ MBSC_API int mbsc_session_refused_key(const mbsc_session *s, uint8_t public_key[
  */
 MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s, uint8_t hash[64]);
 
-/* Bytes of memory one session occupies (for footprint reports). */
+/*
+ * Keystream ahead of the frame: generate now the keystream the next frames
+ * will use (one largest frame's worth per direction), and do a rekey that
+ * is due, so that the next mbsc_session_send() and the next frame opened
+ * cost only Poly1305 and an XOR.  Call it when the session is idle: after
+ * its output went to the socket, or when a read would block.  Optional:
+ * without it the keystream is generated while sealing and opening, with
+ * the same bytes on the wire.  A failure here ends the session (its error
+ * shows in mbsc_session_error()); NULL, or a session not established, does
+ * nothing.
+ */
+MBSC_API void mbsc_session_refill(mbsc_session *s);
+
+/*
+ * Bytes of memory one session of the default configuration
+ * (MBSC_DEFAULT_MAX_PAYLOAD) occupies, buffers included; see
+ * mbsc_config_session_footprint() for another configuration.
+ */
 MBSC_API size_t mbsc_session_footprint(void);
 
 #ifdef __cplusplus

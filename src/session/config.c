@@ -24,6 +24,7 @@ MBSC_API mbsc_config *mbsc_config_new(enum mbsc_role role)
     for (id = 1; id <= MBSC_CIPHER_COUNT; id++)
         cfg->ciphers[cfg->n_ciphers++] = (uint8_t)id;
     cfg->handshake_timeout_ms = MBSC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    cfg->max_payload = MBSC_DEFAULT_MAX_PAYLOAD;
     return cfg;
 }
 
@@ -137,6 +138,24 @@ MBSC_API int mbsc_config_set_handshake_timeout(mbsc_config *cfg, unsigned timeou
         return MBSC_ERR_INVALID_ARG;
     cfg->handshake_timeout_ms = timeout_ms;
     return MBSC_OK;
+}
+
+MBSC_API int mbsc_config_set_max_payload(mbsc_config *cfg, size_t max_payload)
+{
+    if (cfg == NULL || max_payload > MBSC_MAX_PAYLOAD)
+        return MBSC_ERR_INVALID_ARG;
+    cfg->max_payload = max_payload;
+    return MBSC_OK;
+}
+
+MBSC_API size_t mbsc_config_max_payload(const mbsc_config *cfg)
+{
+    return cfg->max_payload;
+}
+
+MBSC_API size_t mbsc_config_session_footprint(const mbsc_config *cfg)
+{
+    return mbsc_session_footprint_for(cfg != NULL ? cfg->max_payload : MBSC_DEFAULT_MAX_PAYLOAD);
 }
 
 MBSC_API unsigned mbsc_config_handshake_timeout(const mbsc_config *cfg)

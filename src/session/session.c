@@ -26,13 +26,58 @@
 #include "record/record.h"
 #include "session/session_internal.h"
 
-/* Room for two largest frames: a reply can be queued while one is in flight. */
-#define OUTPUT_CAP (2u * (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY))
-/* Two largest frames too: one read takes a pipelined frame behind a partial one. */
-#define INPUT_CAP (2u * (MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY))
-
 /* Handshake payloads (docs/protocol.md): version, count, ids / one chosen id. */
 #define OFFER_HEADER_BYTES 2u
+#define OFFER_MAX_BYTES (OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER)
+
+/*
+ * The longest handshake message of Noise_IKpsk2: message 1 is e, s
+ * (encrypted, with its tag) and the encrypted offer (with its tag).  Every
+ * session can buffer it, whatever its largest payload.
+ */
+#define HANDSHAKE_MAX_BODY                                                                 \
+    (2u * MBSC_NOISE_DHLEN + MBSC_NOISE_TAGLEN + OFFER_MAX_BYTES + MBSC_NOISE_TAGLEN)
+
+/*
+ * Keystream buffered ahead per direction: one whole largest frame (its
+ * one-time key and payload, rounded up to 16 bytes; the implementations
+ * keep partial blocks themselves, so nothing is lost between refills), so
+ * that a refilled buffer covers the next frame.  Bounded for sessions that
+ * carry large payloads, whose frames beyond it take keystream from the
+ * cipher directly.
+ */
+#define KEYSTREAM_MAX_BYTES 1024u
+
+/*
+ * Sizes of the buffers of a session whose payloads are at most max_payload
+ * bytes.  Output and input each hold two largest frames: a reply can be
+ * queued while one is in flight, and one read takes a pipelined frame
+ * behind a partial one.
+ */
+struct session_layout {
+    size_t max_body;                     /* largest frame body buffered */
+    size_t payload_cap, in_cap, out_cap; /* opened payload, input, output */
+    size_t ks_cap;                       /* keystream per direction */
+    size_t total;                        /* all of the above, both directions */
+};
+
+static struct session_layout layout_for(size_t max_payload)
+{
+    struct session_layout l;
+    size_t frame, ks = MBSC_RECORD_KEYSTREAM_PER_FRAME(max_payload);
+
+    l.max_body = max_payload + MBSC_TAG_BYTES;
+    if (l.max_body < HANDSHAKE_MAX_BODY)
+        l.max_body = HANDSHAKE_MAX_BODY;
+    frame = MBSC_FRAME_HEADER_BYTES + l.max_body;
+    l.payload_cap = max_payload > OFFER_MAX_BYTES ? max_payload : OFFER_MAX_BYTES;
+    l.in_cap = 2u * frame;
+    l.out_cap = 2u * frame;
+    ks = (ks + 15u) & ~(size_t)15u;
+    l.ks_cap = ks < KEYSTREAM_MAX_BYTES ? ks : KEYSTREAM_MAX_BYTES;
+    l.total = l.payload_cap + l.in_cap + l.out_cap + 2u * l.ks_cap;
+    return l;
+}
 
 enum session_state {
     AWAIT_MESSAGE1, /* slave, before the master's first message */
@@ -67,22 +112,40 @@ struct mbsc_session {
     uint8_t handshake_hash[MBSC_NOISE_HASHLEN];
     const mbsc_cipher *cipher;
 
-    mbsc_noise noise; /* wiped once the handshake is over */
-    struct mbsc_record_dir tx, rx;
+    /* The handshake state until Split(), then the two record directions. */
+    union {
+        mbsc_noise noise; /* wiped once the handshake is over */
+        struct {
+            struct mbsc_record_dir tx, rx;
+        } rec;
+    } sec;
+
+    size_t max_payload;        /* transport payloads sent and accepted */
+    struct session_layout lay; /* sizes of the buffers below */
 
     /* Received bytes not yet opened: in[in_start .. in_end). */
-    uint8_t in[INPUT_CAP];
+    uint8_t *in;
     size_t in_start, in_end;
 
     /* The opened payload waiting for mbsc_session_recv(). */
-    uint8_t payload[MBSC_MAX_FRAME_BODY];
+    uint8_t *payload;
     size_t payload_len;
     int has_payload;
 
     /* Bytes to send: out[out_start .. out_end). */
-    uint8_t out[OUTPUT_CAP];
+    uint8_t *out;
     size_t out_start, out_end;
+
+    /* Keystream generated ahead, one buffer per direction (record.h). */
+    uint8_t *ks_tx, *ks_rx;
+
+    /* payload, in, out, ks_tx, ks_rx: sized from max_payload at creation. */
+    uint8_t buffers[];
 };
+
+#define NOISE(s) (&(s)->sec.noise)
+#define TX(s) (&(s)->sec.rec.tx)
+#define RX(s) (&(s)->sec.rec.rx)
 
 /* ---- failure ------------------------------------------------------------ */
 
@@ -95,11 +158,10 @@ static int fail(mbsc_session *s, int error)
 {
     if (s->state == FAILED)
         return s->error;
-    mbsc_noise_wipe(&s->noise);
-    mbsc_record_wipe(&s->tx);
-    mbsc_record_wipe(&s->rx);
-    mbsc_wipe(s->in, sizeof s->in);
-    mbsc_wipe(s->out, sizeof s->out);
+    /* The handshake state or both directions, whichever is live. */
+    mbsc_wipe(&s->sec, sizeof s->sec);
+    /* Input, output and both keystream buffers follow the payload. */
+    mbsc_wipe(s->in, s->lay.total - s->lay.payload_cap);
     mbsc_wipe(s->handshake_hash, sizeof s->handshake_hash);
     /* A failed session names nobody: its peer was never confirmed, or is gone. */
     mbsc_wipe(s->peer_key, sizeof s->peer_key);
@@ -108,7 +170,7 @@ static int fail(mbsc_session *s, int error)
     s->has_peer_key = s->has_peer_name = s->has_peer_role = 0;
     /* An authenticated payload already opened stays deliverable. */
     if (!s->has_payload)
-        mbsc_wipe(s->payload, sizeof s->payload);
+        mbsc_wipe(s->payload, s->lay.payload_cap);
     s->in_start = s->in_end = 0;
     s->out_start = s->out_end = 0;
     s->cipher = NULL;
@@ -122,14 +184,14 @@ static int fail(mbsc_session *s, int error)
 /* Make room for need bytes at the end of the output, or say it cannot. */
 static int reserve_output(mbsc_session *s, size_t need)
 {
-    if (OUTPUT_CAP - s->out_end >= need)
+    if (s->lay.out_cap - s->out_end >= need)
         return 1;
     if (s->out_start > 0) {
         memmove(s->out, s->out + s->out_start, s->out_end - s->out_start);
         s->out_end -= s->out_start;
         s->out_start = 0;
     }
-    return OUTPUT_CAP - s->out_end >= need;
+    return s->lay.out_cap - s->out_end >= need;
 }
 
 /* Append a handshake message as one frame. */
@@ -139,12 +201,12 @@ static int write_handshake(mbsc_session *s, const uint8_t *payload, size_t paylo
     uint8_t *frame;
     int rc;
 
-    if (!reserve_output(s, MBSC_FRAME_HEADER_BYTES + MBSC_MAX_FRAME_BODY))
+    if (!reserve_output(s, MBSC_FRAME_HEADER_BYTES + HANDSHAKE_MAX_BODY))
         return MBSC_ERR_WOULD_BLOCK; /* cannot happen: handshakes come first */
     frame = s->out + s->out_end;
-    cap = MBSC_MAX_FRAME_BODY;
-    rc = mbsc_noise_write_message(&s->noise, payload, payload_len, frame + MBSC_FRAME_HEADER_BYTES,
-                                  cap, &len);
+    cap = HANDSHAKE_MAX_BODY;
+    rc = mbsc_noise_write_message(NOISE(s), payload, payload_len,
+                                  frame + MBSC_FRAME_HEADER_BYTES, cap, &len);
     if (rc != MBSC_OK)
         return rc;
     mbsc_store16_be(frame, (uint16_t)len);
@@ -170,17 +232,20 @@ static int finish_handshake(mbsc_session *s)
     uint8_t i2r[MBSC_NOISE_KEYLEN], r2i[MBSC_NOISE_KEYLEN];
     int rc;
 
-    rc = mbsc_noise_split(&s->noise, i2r, r2i, s->handshake_hash);
+    rc = mbsc_noise_split(NOISE(s), i2r, r2i, s->handshake_hash);
+    /* The directions take the handshake state's place: it goes first. */
+    mbsc_noise_wipe(NOISE(s));
     if (rc == MBSC_OK) {
         /* The first Split() key protects master-to-slave traffic. */
         int master = s->role == MBSC_ROLE_MASTER;
-        rc = mbsc_record_init(&s->tx, s->cipher, master ? i2r : r2i);
+        rc = mbsc_record_init_buffered(TX(s), s->cipher, master ? i2r : r2i, s->ks_tx,
+                                       s->lay.ks_cap);
         if (rc == MBSC_OK)
-            rc = mbsc_record_init(&s->rx, s->cipher, master ? r2i : i2r);
+            rc = mbsc_record_init_buffered(RX(s), s->cipher, master ? r2i : i2r, s->ks_rx,
+                                           s->lay.ks_cap);
     }
     mbsc_wipe(i2r, sizeof i2r);
     mbsc_wipe(r2i, sizeof r2i);
-    mbsc_noise_wipe(&s->noise);
     if (rc != MBSC_OK)
         return rc;
     if (s->role == MBSC_ROLE_SLAVE) {
@@ -210,10 +275,11 @@ static int handle_message1(mbsc_session *s, const uint8_t *body, size_t body_len
      * a replay is caught here, before it costs a single DH. */
     if (s->replay_fn != NULL && body_len >= MBSC_KEY_BYTES && s->replay_fn(s->replay_user, body))
         return MBSC_ERR_REPLAYED;
-    rc = mbsc_noise_read_message(&s->noise, body, body_len, offer, sizeof s->payload, &offer_len);
+    rc = mbsc_noise_read_message(NOISE(s), body, body_len, offer, s->lay.payload_cap,
+                                 &offer_len);
     if (rc != MBSC_OK)
         return rc;
-    rs = mbsc_noise_remote_static(&s->noise);
+    rs = mbsc_noise_remote_static(NOISE(s));
     if (rs == NULL)
         return MBSC_ERR_HANDSHAKE_MESSAGE;
     if (mbsc_allowlist_find(s->allowlist, rs, &name, &role) < 0) {
@@ -261,7 +327,8 @@ static int handle_message2(mbsc_session *s, const uint8_t *body, size_t body_len
     size_t len = 0;
     int rc;
 
-    rc = mbsc_noise_read_message(&s->noise, body, body_len, s->payload, sizeof s->payload, &len);
+    rc = mbsc_noise_read_message(NOISE(s), body, body_len, s->payload, s->lay.payload_cap,
+                                 &len);
     if (rc == MBSC_ERR_HANDSHAKE_DECRYPT)
         /* Only the psk token separates a good reply from this one, unless it
          * was altered in transit: name the likely cause. */
@@ -286,7 +353,7 @@ static int handle_frame(mbsc_session *s, const uint8_t *body, size_t body_len)
     case AWAIT_MESSAGE2: return handle_message2(s, body, body_len);
     case CONFIRMING:
     case ESTABLISHED:
-        n = mbsc_record_open(&s->rx, s->payload, body, body_len);
+        n = mbsc_record_open(RX(s), s->payload, body, body_len);
         if (n < 0)
             return (int)n;
         if (s->state == CONFIRMING) {
@@ -308,6 +375,7 @@ static int handle_frame(mbsc_session *s, const uint8_t *body, size_t body_len)
 mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hook hook,
                                   const void *hook_arg, int *err)
 {
+    struct session_layout lay;
     mbsc_session *s;
     int master, rc;
 
@@ -324,12 +392,20 @@ mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hoo
             *err = MBSC_ERR_STATE;
         return NULL;
     }
-    s = calloc(1, sizeof *s);
+    lay = layout_for(cfg->max_payload);
+    s = calloc(1, sizeof *s + lay.total);
     if (s == NULL) {
         if (err != NULL)
             *err = MBSC_ERR_NOMEM;
         return NULL;
     }
+    s->lay = lay;
+    s->max_payload = cfg->max_payload;
+    s->payload = s->buffers;
+    s->in = s->payload + lay.payload_cap;
+    s->out = s->in + lay.in_cap;
+    s->ks_tx = s->out + lay.out_cap;
+    s->ks_rx = s->ks_tx + lay.ks_cap;
     s->role = cfg->role;
     s->allowlist = cfg->allowlist;
     memcpy(s->ciphers, cfg->ciphers, cfg->n_ciphers);
@@ -339,11 +415,11 @@ mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hoo
         s->has_peer_key = 1;
     }
 
-    rc = mbsc_noise_init(&s->noise, MBSC_NOISE_IKPSK2, master, (const uint8_t *)MBSC_PROLOGUE,
+    rc = mbsc_noise_init(NOISE(s), MBSC_NOISE_IKPSK2, master, (const uint8_t *)MBSC_PROLOGUE,
                          strlen(MBSC_PROLOGUE), cfg->keypair.private_key,
                          master ? cfg->peer_key : NULL, cfg->has_psk ? cfg->psk : NULL);
     if (rc == MBSC_OK && hook != NULL)
-        rc = hook(&s->noise, hook_arg);
+        rc = hook(NOISE(s), hook_arg);
     if (rc == MBSC_OK && master) {
         /* Message 1: version, count, our ids in order of preference. */
         uint8_t offer[OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER];
@@ -369,14 +445,14 @@ MBSC_API mbsc_session *mbsc_session_new(const mbsc_config *cfg, int *err)
 
 struct mbsc_record_dir *mbsc_session_record_dir(mbsc_session *s, int sending)
 {
-    return sending ? &s->tx : &s->rx;
+    return sending ? TX(s) : RX(s);
 }
 
 MBSC_API void mbsc_session_free(mbsc_session *s)
 {
     if (s == NULL)
         return;
-    mbsc_wipe(s, sizeof *s);
+    mbsc_wipe(s, sizeof *s + s->lay.total);
     free(s);
 }
 
@@ -412,11 +488,17 @@ static size_t head_body_len(const mbsc_session *s)
     return mbsc_load16_be(s->in + s->in_start);
 }
 
-/* A frame length is checked before a single body byte is waited for. */
+/*
+ * A frame length is checked before a single body byte is waited for: a
+ * handshake message must fit the buffers, a transport frame must carry a
+ * tag and at most the configured largest payload.
+ */
 static int check_frame_length(const mbsc_session *s, size_t body_len)
 {
-    if (body_len > MBSC_MAX_FRAME_BODY ||
-        ((s->state == CONFIRMING || s->state == ESTABLISHED) && body_len < MBSC_TAG_BYTES))
+    if (body_len > s->lay.max_body)
+        return MBSC_ERR_FRAME_LENGTH;
+    if ((s->state == CONFIRMING || s->state == ESTABLISHED) &&
+        (body_len < MBSC_TAG_BYTES || body_len - MBSC_TAG_BYTES > s->max_payload))
         return MBSC_ERR_FRAME_LENGTH;
     return MBSC_OK;
 }
@@ -474,7 +556,7 @@ MBSC_API uint8_t *mbsc_session_input_buf(mbsc_session *s, size_t *len)
         s->in_end -= s->in_start;
         s->in_start = 0;
     }
-    *len = INPUT_CAP - s->in_end;
+    *len = s->lay.in_cap - s->in_end;
     return s->in + s->in_end;
 }
 
@@ -484,7 +566,7 @@ MBSC_API int mbsc_session_input_ack(mbsc_session *s, size_t n)
         return MBSC_ERR_INVALID_ARG;
     if (s->state == FAILED)
         return s->error;
-    if (n > INPUT_CAP - s->in_end)
+    if (n > s->lay.in_cap - s->in_end)
         return MBSC_ERR_INVALID_ARG; /* more than input_buf offered: nothing changes */
     s->in_end += n;
     return process_input(s);
@@ -588,7 +670,7 @@ MBSC_API unsigned mbsc_session_state(const mbsc_session *s)
         return st | MBSC_SESSION_CLOSED;
     if (s->state == ESTABLISHED)
         st |= MBSC_SESSION_ESTABLISHED;
-    if (s->in_end - s->in_start < INPUT_CAP)
+    if (s->in_end - s->in_start < s->lay.in_cap)
         st |= MBSC_SESSION_RECV;
     return st;
 }
@@ -621,11 +703,11 @@ MBSC_API int mbsc_session_send(mbsc_session *s, const uint8_t *payload, size_t l
         return s->error;
     if (s->state != ESTABLISHED)
         return MBSC_ERR_STATE;
-    if (len > MBSC_MAX_PAYLOAD)
+    if (len > s->max_payload)
         return MBSC_ERR_PAYLOAD_TOO_LONG;
     if (!reserve_output(s, len + MBSC_FRAME_OVERHEAD))
         return MBSC_ERR_WOULD_BLOCK;
-    n = mbsc_record_seal(&s->tx, s->out + s->out_end, OUTPUT_CAP - s->out_end, payload, len);
+    n = mbsc_record_seal(TX(s), s->out + s->out_end, s->lay.out_cap - s->out_end, payload, len);
     if (n < 0)
         return fail(s, (int)n);
     s->out_end += (size_t)n;
@@ -684,7 +766,27 @@ MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s, uint8_t hash[64]
     return MBSC_OK;
 }
 
+MBSC_API void mbsc_session_refill(mbsc_session *s)
+{
+    size_t frame_keystream;
+
+    if (s == NULL || s->state != ESTABLISHED)
+        return;
+    /* Top up when less than one largest frame's keystream waits. */
+    frame_keystream = MBSC_RECORD_KEYSTREAM_PER_FRAME(s->max_payload);
+    mbsc_record_refill(TX(s), frame_keystream);
+    mbsc_record_refill(RX(s), frame_keystream);
+    /* A failed refill (a rekey that could not start its cipher) ends the session. */
+    if (TX(s)->error != MBSC_OK || RX(s)->error != MBSC_OK)
+        (void)fail(s, TX(s)->error != MBSC_OK ? TX(s)->error : RX(s)->error);
+}
+
+size_t mbsc_session_footprint_for(size_t max_payload)
+{
+    return sizeof(struct mbsc_session) + layout_for(max_payload).total;
+}
+
 MBSC_API size_t mbsc_session_footprint(void)
 {
-    return sizeof(struct mbsc_session);
+    return mbsc_session_footprint_for(MBSC_DEFAULT_MAX_PAYLOAD);
 }

@@ -22,7 +22,11 @@ struct mbsc_config {
     uint8_t ciphers[MBSC_MAX_CIPHER_OFFER]; /* wire ids, in order */
     size_t n_ciphers;
     unsigned handshake_timeout_ms;
+    size_t max_payload; /* largest transport payload a session buffers */
 };
+
+/* Bytes of one session whose payloads are at most max_payload bytes (session.c). */
+size_t mbsc_session_footprint_for(size_t max_payload);
 
 /*
  * mbsc_session_new, with hook(&noise, hook_arg) called on the fresh

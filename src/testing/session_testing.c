@@ -26,11 +26,22 @@ mbsc_session *mbsc_session_new_for_testing(const mbsc_config *cfg,
     return mbsc_session_create(cfg, fix_ephemeral, e_priv, err);
 }
 
+/*
+ * The counter, and the key epoch that goes with it under "no rekey is
+ * done": the key in use is the one of the frames that passed, so a counter
+ * at a multiple of MBSC_REKEY_AFTER_FRAMES still has its rekey ahead.
+ */
+static void set_counter(struct mbsc_record_dir *d, uint64_t counter)
+{
+    d->counter = counter;
+    d->epoch = counter == 0 ? 0 : (counter - 1) / MBSC_REKEY_AFTER_FRAMES;
+}
+
 int mbsc_session_set_counters_for_testing(mbsc_session *s, uint64_t send, uint64_t recv)
 {
     if (!mbsc_session_established(s))
         return MBSC_ERR_STATE;
-    mbsc_session_record_dir(s, 1)->counter = send;
-    mbsc_session_record_dir(s, 0)->counter = recv;
+    set_counter(mbsc_session_record_dir(s, 1), send);
+    set_counter(mbsc_session_record_dir(s, 0), recv);
     return MBSC_OK;
 }
