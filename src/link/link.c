@@ -5,6 +5,12 @@
  * The session's state query decides everything: the link reads only when
  * the session has room, so a peer that sends faster than its payloads are
  * taken is pushed back by TCP, and writes only what the session has sealed.
+ *
+ * Keystream ahead of the frame: once the output has gone to the socket,
+ * and when a read finds nothing waiting, the peer is working and we wait
+ * for it; the link then has the session generate the next frames'
+ * keystream (mbsc_session_refill), so that the next seal or open costs
+ * Poly1305 and an XOR.
  */
 #include <poll.h>
 
@@ -47,8 +53,10 @@ int mbsc_link_flush(struct mbsc_link *l)
         const uint8_t *p = mbsc_session_output(l->s, &n);
         int r;
 
-        if (n == 0)
+        if (n == 0) {
+            mbsc_session_refill(l->s);
             return MBSC_OK;
+        }
         r = mbsc_sock_send(l->fd, p, n, &sent, &l->os_err);
         if (r == MBSC_ERR_WOULD_BLOCK)
             return MBSC_OK;
@@ -79,7 +87,9 @@ int mbsc_link_read(struct mbsc_link *l)
         (void)mbsc_session_feed_eof(l->s);
         return MBSC_ERR_PEER_CLOSED;
     }
-    if (r != MBSC_ERR_WOULD_BLOCK)
+    if (r == MBSC_ERR_WOULD_BLOCK)
+        mbsc_session_refill(l->s); /* nothing to read: the peer is still at work */
+    else
         l->op = "recv";
     return r;
 }

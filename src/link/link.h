@@ -39,7 +39,8 @@ void mbsc_link_init(struct mbsc_link *l, int fd, mbsc_session *s);
 short mbsc_link_events(const struct mbsc_link *l);
 
 /*
- * Send the session's output until it is empty or the socket is full.
+ * Send the session's output until it is empty or the socket is full; once
+ * it is empty, refill the session's keystream (mbsc_session_refill).
  * MBSC_OK (whether or not all went), MBSC_ERR_PEER_CLOSED (EPIPE,
  * ECONNRESET) or MBSC_ERR_IO, with l->os_err and l->op set.
  */
@@ -47,7 +48,7 @@ int mbsc_link_flush(struct mbsc_link *l);
 
 /*
  * One recv() into the session's input buffer, then the session opens what
- * is whole.  MBSC_OK (bytes read), MBSC_ERR_WOULD_BLOCK (nothing waiting,
+ * is whole (when nothing waits, the session's keystream is refilled).  MBSC_OK (bytes read), MBSC_ERR_WOULD_BLOCK (nothing waiting,
  * or no room in the input: take the payload first), the session's error
  * (authentication, framing, handshake), MBSC_ERR_PEER_CLOSED at the end of
  * the stream with the session told (it then holds MBSC_ERR_PEER_CLOSED or
