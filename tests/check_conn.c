@@ -44,6 +44,9 @@ static struct tu_peers peers;
 static void keys_setup(void)
 {
     tu_peers_setup(&peers, "master-1", "operator", NULL);
+    /* These tests carry payloads of every size up to 4080 bytes, not just ADUs. */
+    ck_assert_int_eq(mbsc_config_set_max_payload(peers.mcfg, MBSC_MAX_PAYLOAD), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_max_payload(peers.scfg, MBSC_MAX_PAYLOAD), MBSC_OK);
 }
 
 static void keys_teardown(void)

@@ -979,6 +979,11 @@ START_TEST(test_malformed_adu)
     memset(too_long, 0, sizeof too_long);
     too_long[5] = (uint8_t)(sizeof too_long - 6); /* consistent MBAP, but > 260 bytes */
     too_long[4] = (uint8_t)((sizeof too_long - 6) >> 8);
+    /* Sessions that carry 4080-byte payloads, so that the ADU check itself
+     * sees the long one (the default limit, 260, would fail its frame first,
+     * see check_session's frame_above_configured_maximum). */
+    ck_assert_int_eq(mbsc_config_set_max_payload(peers.scfg, MBSC_MAX_PAYLOAD), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_max_payload(peers.mcfg, MBSC_MAX_PAYLOAD), MBSC_OK);
     server_start(&st, peers.scfg);
     ctx = connect_ok(st.addr, peers.mcfg); /* a well-behaved master alongside */
 
@@ -1282,9 +1287,17 @@ START_TEST(test_slave_bad_mbap)
 }
 END_TEST
 
+/*
+ * A 300-byte reply: a master with the default limit (260) fails it by its
+ * frame length, before reading it; one configured for 4080-byte payloads
+ * opens it and the ADU check refuses it.
+ */
 START_TEST(test_slave_too_long)
 {
-    scripted_slave_run(SCRIPT_TOO_LONG, -1, MBSC_ERR_BAD_ADU);
+    ck_assert_int_eq(mbsc_config_set_max_payload(peers.scfg, MBSC_MAX_PAYLOAD), MBSC_OK);
+    if (_i == 1)
+        ck_assert_int_eq(mbsc_config_set_max_payload(peers.mcfg, MBSC_MAX_PAYLOAD), MBSC_OK);
+    scripted_slave_run(SCRIPT_TOO_LONG, -1, _i == 0 ? MBSC_ERR_FRAME_LENGTH : MBSC_ERR_BAD_ADU);
 }
 END_TEST
 
@@ -1756,7 +1769,7 @@ Suite *modbus_suite(void)
     tcase_add_test(tc, test_recovery_link_guard);
     tcase_add_test(tc, test_slave_keepalive_ignored);
     tcase_add_test(tc, test_slave_bad_mbap);
-    tcase_add_test(tc, test_slave_too_long);
+    tcase_add_loop_test(tc, test_slave_too_long, 0, 2);
 
     tc = tcase(s, "resources");
     tcase_add_test(tc, test_no_leaks_over_cycles);
