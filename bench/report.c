@@ -236,7 +236,8 @@ static void table_setup(struct table *t, const struct bench_ctx *ctx)
         cell_result(t, ctx, name, "code_bytes", BENCH_NO_SIZE);
     }
     table_note(t, "setup: one mbsc_stream_init (key + IV), median.  session B: "
-                  "mbsc_session_footprint(), one connection with its buffers.");
+                  "mbsc_session_footprint(), one connection with its buffers, Modbus "
+                  "configuration (260-byte payloads).");
     table_note(t, "code B: %s, all implementations of the cipher.", BENCH_CODE_SIZE_WHAT);
 }
 
@@ -274,16 +275,65 @@ static void table_frames(struct table *t, const struct bench_ctx *ctx)
 }
 
 /* A ratio cell a / b of two results, or "-". */
-static void cell_ratio(struct table *t, const struct bench_ctx *ctx, const char *a, const char *b,
-                       const char *metric, size_t size)
+static void cell_ratio2(struct table *t, const struct bench_ctx *ctx, const char *a,
+                        const char *metric_a, const char *b, const char *metric_b, size_t size)
 {
     double x, y;
 
-    if (bench_results_get(&ctx->results, a, metric, size, &x) &&
-        bench_results_get(&ctx->results, b, metric, size, &y) && y > 0)
+    if (bench_results_get(&ctx->results, a, metric_a, size, &x) &&
+        bench_results_get(&ctx->results, b, metric_b, size, &y) && y > 0)
         table_cell(t, "%.2fx", x / y);
     else
         table_cell(t, "-");
+}
+
+static void cell_ratio(struct table *t, const struct bench_ctx *ctx, const char *a,
+                       const char *b, const char *metric, size_t size)
+{
+    cell_ratio2(t, ctx, a, metric, b, metric, size);
+}
+
+/* Both figures of bench/frame.c against libsodium's AEAD, median, same run. */
+static void table_ahead(struct table *t, const struct bench_ctx *ctx)
+{
+    static const char *const ops[4][2] = {{"seal_ns_p50", "seal_ns_p50"},
+                                          {"seal_ahead_ns_p50", "seal_ns_p50"},
+                                          {"open_ns_p50", "open_ns_p50"},
+                                          {"open_ahead_ns_p50", "open_ns_p50"}};
+
+    table_init(t, "Seal and open against libsodium AEAD, median ns: with the keystream "
+                  "generated in the call, and the critical path with it refilled ahead");
+    table_col(t, "cipher");
+    table_col(t, "impl");
+    table_col(t, "payload B");
+    table_col(t, "seal");
+    table_col(t, "vs AEAD");
+    table_col(t, "seal ahead");
+    table_col(t, "vs AEAD");
+    table_col(t, "open");
+    table_col(t, "vs AEAD");
+    table_col(t, "open ahead");
+    table_col(t, "vs AEAD");
+    for (size_t i = 0; i < ctx->n_ciphers; i++) {
+        const char *name = mbsc_cipher_name(ctx->ciphers[i]);
+        for (size_t z = 0; z < BENCH_N_FRAME_SIZES; z++) {
+            table_row(t);
+            table_cell(t, "%s", name);
+            table_cell(t, "%s", impl_of(name));
+            table_cell(t, "%zu", bench_frame_sizes[z]);
+            for (size_t o = 0; o < 4; o++) {
+                cell_result(t, ctx, name, ops[o][0], bench_frame_sizes[z]);
+                cell_ratio2(t, ctx, name, ops[o][0], BENCH_SODIUM_AEAD, ops[o][1],
+                            bench_frame_sizes[z]);
+            }
+        }
+    }
+    table_note(t, "seal/open: records without a keystream buffer, the keystream is generated "
+                  "in the call (the CPU cost of a frame).  ahead: the session's buffer, "
+                  "refilled between frames outside the timing as the link does while the peer "
+                  "works (mbsc_session_refill): Poly1305 and an XOR.");
+    table_note(t, "vs AEAD: over crypto_aead_chacha20poly1305_ietf_encrypt / _decrypt in the "
+                  "same run (< 1 is faster); '-' without --baselines.");
 }
 
 static void table_impls(struct table *t, const struct bench_ctx *ctx)
@@ -450,6 +500,8 @@ void bench_report(struct bench_ctx *ctx, const struct bench_machine *m, FILE *ou
     table_setup(&t, ctx);
     emit(&t, out, markdown);
     table_frames(&t, ctx);
+    emit(&t, out, markdown);
+    table_ahead(&t, ctx);
     emit(&t, out, markdown);
     table_impls(&t, ctx);
     emit(&t, out, markdown);
