@@ -328,10 +328,9 @@ static void table_ahead(struct table *t, const struct bench_ctx *ctx)
             }
         }
     }
-    table_note(t, "seal/open: records without a keystream buffer, the keystream is generated "
-                  "in the call (the CPU cost of a frame).  ahead: the session's buffer, "
-                  "refilled between frames outside the timing as the link does while the peer "
-                  "works (mbsc_session_refill): Poly1305 and an XOR.");
+    table_note(t, "seal/open: no keystream buffer, the keystream is made in the call (a "
+                  "frame's CPU cost).  ahead: the session's buffer, refilled between frames "
+                  "outside the timing (mbsc_session_refill): Poly1305 and an XOR.");
     table_note(t, "vs AEAD: over crypto_aead_chacha20poly1305_ietf_encrypt / _decrypt in the "
                   "same run (< 1 is faster); '-' without --baselines.");
 }

@@ -173,21 +173,48 @@ void mbsc_record_refill(struct mbsc_record_dir *d, size_t want)
 }
 
 /*
+ * out = in XOR ks, eight bytes at a time, zeroing ks as it goes: on the
+ * critical path once the keystream is buffered, so the wipe of the used
+ * keystream shares the pass.  Those stores cannot be optimised away: ks
+ * is the direction's buffer, read again after this call.  memcpy moves
+ * the words (no casts of byte pointers; XOR does not care about byte
+ * order); out == in is allowed.
+ */
+static void xor_and_clear(uint8_t *out, const uint8_t *in, uint8_t *ks, size_t n)
+{
+    static const uint8_t zeros[8];
+    size_t j = 0;
+
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x, y;
+        memcpy(&x, in + j, 8);
+        memcpy(&y, ks + j, 8);
+        x ^= y;
+        memcpy(out + j, &x, 8);
+        memcpy(ks + j, zeros, 8);
+    }
+    for (; j < n; j++) {
+        out[j] = (uint8_t)(in[j] ^ ks[j]);
+        ks[j] = 0;
+    }
+}
+
+/*
  * out = in XOR the next n keystream bytes (in NULL: the keystream itself):
  * the buffered bytes first, wiped as they are used, then the cipher.
  */
 static void take_keystream(struct mbsc_record_dir *d, uint8_t *out, const uint8_t *in, size_t n)
 {
-    size_t have = d->ks_end - d->ks_pos, t = n < have ? n : have, j;
-    const uint8_t *ks = d->ks + d->ks_pos;
+    size_t have = d->ks_end - d->ks_pos, t = n < have ? n : have;
+    uint8_t *ks = d->ks + d->ks_pos;
 
     if (t != 0) {
-        if (in == NULL)
+        if (in == NULL) {
             memcpy(out, ks, t);
-        else
-            for (j = 0; j < t; j++)
-                out[j] = (uint8_t)(in[j] ^ ks[j]);
-        mbsc_wipe(d->ks + d->ks_pos, t);
+            mbsc_wipe(ks, t);
+        } else {
+            xor_and_clear(out, in, ks, t);
+        }
         d->ks_pos += t;
         if (d->ks_pos == d->ks_end)
             d->ks_pos = d->ks_end = 0;
