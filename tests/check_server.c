@@ -273,6 +273,12 @@ START_TEST(test_answers_later_in_order)
         ck_assert_int_eq(mbsc_server_reply(f.srv, id, NULL, 0), MBSC_ERR_INVALID_ARG);
         ck_assert_int_eq(mbsc_server_reply(f.srv, id, echo, MBSC_MAX_PAYLOAD + 1),
                          MBSC_ERR_PAYLOAD_TOO_LONG);
+        {
+            /* Above the session's configured maximum (260 by default): refused, harmless. */
+            static uint8_t longer[MBSC_DEFAULT_MAX_PAYLOAD + 1];
+            ck_assert_int_eq(mbsc_server_reply(f.srv, id, longer, sizeof longer),
+                             MBSC_ERR_PAYLOAD_TOO_LONG);
+        }
         ck_assert_int_eq(mbsc_server_reply(f.srv, id ^ 1u, echo, f.payload_len),
                          MBSC_ERR_PEER_CLOSED); /* nobody has that id */
         ck_assert_int_eq(mbsc_server_reply(f.srv, id, echo, f.payload_len), MBSC_OK);

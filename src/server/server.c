@@ -364,6 +364,8 @@ MBSC_API int mbsc_server_reply(mbsc_server *srv, mbsc_server_conn_id id, const u
         return MBSC_ERR_PAYLOAD_TOO_LONG;
     /* The output was empty when the request was handed out: it fits. */
     r = mbsc_session_send(c->s, payload, len);
+    if (r == MBSC_ERR_PAYLOAD_TOO_LONG)
+        return r; /* above the configured maximum: the session is unchanged */
     if (r != MBSC_OK) {
         srv_conn_end(srv, c, r, mbsc_strerror(r), REFUSED_OTHER);
         return r;
