@@ -119,7 +119,8 @@ MBSC_API MBSC_WUR int mbsc_accept(mbsc_listener *l, const mbsc_config *cfg, int 
                                   mbsc_conn **out, char *why, size_t why_len);
 
 /*
- * Seal and send one payload (0..MBSC_MAX_PAYLOAD bytes) within timeout_ms.
+ * Seal and send one payload (0 to the configured maximum bytes,
+ * mbsc_config_set_max_payload(): 260 by default) within timeout_ms.
  * MBSC_ERR_TIMEOUT: the frame is sealed and queued but not all sent; the
  * rest goes out first with the next send or recv (do not send it again);
  * the connection stays usable.  MBSC_ERR_WOULD_BLOCK: earlier output is

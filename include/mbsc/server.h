@@ -160,8 +160,9 @@ MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit whic
 MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server_limit which);
 
 /*
- * Answer the request that conn is waiting on: seal len bytes (1 to
- * MBSC_MAX_PAYLOAD) and send them.  MBSC_ERR_STATE if the connection has
+ * Answer the request that conn is waiting on: seal len bytes (1 to the
+ * configured maximum, mbsc_config_set_max_payload(): 260 by default) and
+ * send them.  MBSC_ERR_STATE if the connection has
  * no request waiting, MBSC_ERR_PEER_CLOSED if it is gone (closed in the
  * meantime), MBSC_ERR_PAYLOAD_TOO_LONG.  Called outside the request
  * callback, the connection's next request is handed out by the next
