@@ -206,9 +206,9 @@ static void xor_and_clear(uint8_t *out, const uint8_t *in, uint8_t *ks, size_t n
 static void take_keystream(struct mbsc_record_dir *d, uint8_t *out, const uint8_t *in, size_t n)
 {
     size_t have = d->ks_end - d->ks_pos, t = n < have ? n : have;
-    uint8_t *ks = d->ks + d->ks_pos;
 
     if (t != 0) {
+        uint8_t *ks = d->ks + d->ks_pos; /* t != 0: there is a buffer */
         if (in == NULL) {
             memcpy(out, ks, t);
             mbsc_wipe(ks, t);
