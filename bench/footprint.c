@@ -37,8 +37,8 @@ void bench_footprint(struct bench_ctx *ctx)
         bench_results_add(&ctx->results, name, "session_bytes", BENCH_NO_SIZE,
                           (double)mbsc_session_footprint(), "bytes");
         if (large_bytes > 0)
-            bench_results_add(&ctx->results, name, "session_bytes_4080", BENCH_NO_SIZE,
-                              large_bytes, "bytes");
+            bench_results_add(&ctx->results, name, "session_bytes_4080", BENCH_NO_SIZE, large_bytes,
+                              "bytes");
         for (size_t k = 0; k < sizeof code_sizes / sizeof code_sizes[0]; k++)
             if (strcmp(code_sizes[k].name, name) == 0 && code_sizes[k].text_bytes >= 0)
                 bench_results_add(&ctx->results, name, "code_bytes", BENCH_NO_SIZE,

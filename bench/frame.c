@@ -56,7 +56,7 @@ struct lat {
 
 struct frame_subject {
     const char *name;
-    const mbsc_cipher *cipher; /* NULL: libsodium's AEAD */
+    const mbsc_cipher *cipher;                 /* NULL: libsodium's AEAD */
     struct mbsc_record_dir tx, rx;             /* keystream generated in the call */
     struct mbsc_record_dir tx_ahead, rx_ahead; /* keystream refilled ahead */
     uint8_t ks_tx[AHEAD_BYTES], ks_rx[AHEAD_BYTES];
@@ -74,9 +74,8 @@ static double net(uint64_t dt, double overhead)
 
 /* One frame through an mbsc record pair: tx seals, rx opens. */
 static void mbsc_frame(struct frame_subject *s, struct mbsc_record_dir *tx,
-                       struct mbsc_record_dir *rx, const uint8_t *payload, size_t n,
-                       uint8_t *frame, size_t cap, uint8_t *out, struct lat *lat, double overhead,
-                       int keep)
+                       struct mbsc_record_dir *rx, const uint8_t *payload, size_t n, uint8_t *frame,
+                       size_t cap, uint8_t *out, struct lat *lat, double overhead, int keep)
 {
     uint64_t t0, t1, t2, t3;
     long sealed, opened;
@@ -134,8 +133,7 @@ static void reset(struct frame_subject *s, const uint8_t k[MBSC_DIRECTION_KEY_BY
         mbsc_record_init(&s->rx, s->cipher, k) != MBSC_OK ||
         mbsc_record_init_buffered(&s->tx_ahead, s->cipher, k, s->ks_tx, sizeof s->ks_tx) !=
             MBSC_OK ||
-        mbsc_record_init_buffered(&s->rx_ahead, s->cipher, k, s->ks_rx, sizeof s->ks_rx) !=
-            MBSC_OK)
+        mbsc_record_init_buffered(&s->rx_ahead, s->cipher, k, s->ks_rx, sizeof s->ks_rx) != MBSC_OK)
         bench_fail("%s: mbsc_record_init failed", s->name);
 }
 

@@ -287,8 +287,8 @@ static void cell_ratio2(struct table *t, const struct bench_ctx *ctx, const char
         table_cell(t, "-");
 }
 
-static void cell_ratio(struct table *t, const struct bench_ctx *ctx, const char *a,
-                       const char *b, const char *metric, size_t size)
+static void cell_ratio(struct table *t, const struct bench_ctx *ctx, const char *a, const char *b,
+                       const char *metric, size_t size)
 {
     cell_ratio2(t, ctx, a, metric, b, metric, size);
 }

@@ -259,12 +259,12 @@ START_TEST(records)
 
     ck_assert_ptr_nonnull(c);
     hex_field(v, "k", k, 32);
-    ck_assert_int_eq(mbsc_record_init_buffered(&sealer, c, k, buffered ? seal_ks : NULL,
-                                               sizeof seal_ks),
-                     MBSC_OK);
-    ck_assert_int_eq(mbsc_record_init_buffered(&opener, c, k, buffered ? open_ks : NULL,
-                                               sizeof open_ks),
-                     MBSC_OK);
+    ck_assert_int_eq(
+        mbsc_record_init_buffered(&sealer, c, k, buffered ? seal_ks : NULL, sizeof seal_ks),
+        MBSC_OK);
+    ck_assert_int_eq(
+        mbsc_record_init_buffered(&opener, c, k, buffered ? open_ks : NULL, sizeof open_ks),
+        MBSC_OK);
     last = (uint64_t)int_field(json_at(frames, json_count(frames) - 1), "i");
 
     /* Frames not listed carry empty payloads (see the vector's note). */

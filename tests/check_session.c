@@ -1025,7 +1025,8 @@ START_TEST(frame_above_configured_maximum)
 END_TEST
 
 /* Frame sizes for the buffered-record test: around block and buffer edges. */
-static const size_t record_sizes[] = {0, 1, 12, 31, 32, 33, 63, 64, 65, 100, 260, 0, 0, 1000, 4080, 7};
+static const size_t record_sizes[] = {0,  1,   12,  31, 32, 33,   63,   64,
+                                      65, 100, 260, 0,  0,  1000, 4080, 7};
 
 /*
  * Loop: cipher _i % 4, keystream buffer _i / 4 of {1, 48, 304, 1024} bytes.

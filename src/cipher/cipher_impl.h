@@ -67,8 +67,8 @@ extern const struct mbsc_cipher mbsc_cipher_enocoro128v2;
  * is wiped first and on every failure.
  */
 int mbsc_cipher_start(const struct mbsc_cipher_impl **impl, void *state, size_t state_cap,
-                      const mbsc_cipher *c, const uint8_t *key, size_t key_len,
-                      const uint8_t *iv, size_t iv_len);
+                      const mbsc_cipher *c, const uint8_t *key, size_t key_len, const uint8_t *iv,
+                      size_t iv_len);
 
 /*
  * The implementations, one per file.  Which exist depends on the target:

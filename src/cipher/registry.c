@@ -274,8 +274,8 @@ MBSC_API const char *mbsc_stream_impl_name(const mbsc_stream *st)
 }
 
 int mbsc_cipher_start(const struct mbsc_cipher_impl **impl, void *state, size_t state_cap,
-                      const mbsc_cipher *c, const uint8_t *key, size_t key_len,
-                      const uint8_t *iv, size_t iv_len)
+                      const mbsc_cipher *c, const uint8_t *key, size_t key_len, const uint8_t *iv,
+                      size_t iv_len)
 {
     const struct mbsc_cipher_impl *chosen;
     int i;
@@ -299,9 +299,8 @@ int mbsc_cipher_start(const struct mbsc_cipher_impl **impl, void *state, size_t 
     return MBSC_OK;
 }
 
-MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c,
-                              const uint8_t *key, size_t key_len,
-                              const uint8_t *iv, size_t iv_len)
+MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c, const uint8_t *key,
+                              size_t key_len, const uint8_t *iv, size_t iv_len)
 {
     const struct mbsc_cipher_impl *impl;
     int rc;
@@ -309,8 +308,8 @@ MBSC_API int mbsc_stream_init(mbsc_stream *st, const mbsc_cipher *c,
     if (st == NULL)
         return MBSC_ERR_INVALID_ARG;
     mbsc_stream_wipe(st);
-    rc = mbsc_cipher_start(&impl, st->state_.bytes_, sizeof st->state_.bytes_, c, key, key_len,
-                           iv, iv_len);
+    rc = mbsc_cipher_start(&impl, st->state_.bytes_, sizeof st->state_.bytes_, c, key, key_len, iv,
+                           iv_len);
     if (rc != MBSC_OK)
         return rc;
     st->impl_ = impl;

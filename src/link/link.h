@@ -48,12 +48,11 @@ int mbsc_link_flush(struct mbsc_link *l);
 
 /*
  * One recv() into the session's input buffer, then the session opens what
- * is whole (when nothing waits, the session's keystream is refilled).  MBSC_OK (bytes read), MBSC_ERR_WOULD_BLOCK (nothing waiting,
- * or no room in the input: take the payload first), the session's error
- * (authentication, framing, handshake), MBSC_ERR_PEER_CLOSED at the end of
- * the stream with the session told (it then holds MBSC_ERR_PEER_CLOSED or
- * MBSC_ERR_TRUNCATED, and l->eof is set), or a socket error with
- * l->os_err.
+ * is whole (when nothing waits, the session's keystream is refilled).  MBSC_OK (bytes read),
+ * MBSC_ERR_WOULD_BLOCK (nothing waiting, or no room in the input: take the payload first), the
+ * session's error (authentication, framing, handshake), MBSC_ERR_PEER_CLOSED at the end of the
+ * stream with the session told (it then holds MBSC_ERR_PEER_CLOSED or MBSC_ERR_TRUNCATED, and
+ * l->eof is set), or a socket error with l->os_err.
  */
 int mbsc_link_read(struct mbsc_link *l);
 

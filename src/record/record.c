@@ -127,8 +127,7 @@ static int rekey_if_due(struct mbsc_record_dir *d)
 }
 
 int mbsc_record_init_buffered(struct mbsc_record_dir *d, const mbsc_cipher *c,
-                              const uint8_t k[MBSC_DIRECTION_KEY_BYTES], uint8_t *ks,
-                              size_t ks_cap)
+                              const uint8_t k[MBSC_DIRECTION_KEY_BYTES], uint8_t *ks, size_t ks_cap)
 {
     int rc;
 
@@ -275,9 +274,8 @@ static void tag_oneshot(uint8_t tag[MBSC_TAG_BYTES], const uint8_t otk[MBSC_ONET
     crypto_onetimeauth_poly1305(tag, mac_input, (unsigned long long)n + 16u, otk);
 }
 
-static void tag_streaming(uint8_t tag[MBSC_TAG_BYTES],
-                          const uint8_t otk[MBSC_ONETIME_KEY_BYTES], const uint8_t *c, size_t n,
-                          uint64_t i)
+static void tag_streaming(uint8_t tag[MBSC_TAG_BYTES], const uint8_t otk[MBSC_ONETIME_KEY_BYTES],
+                          const uint8_t *c, size_t n, uint64_t i)
 {
     crypto_onetimeauth_poly1305_state mac;
     uint8_t lengths[16];
@@ -302,8 +300,8 @@ static void tag_of_body(uint8_t tag[MBSC_TAG_BYTES], const uint8_t otk[MBSC_ONET
     }
 }
 
-long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t cap,
-                      const uint8_t *payload, size_t n)
+long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t cap, const uint8_t *payload,
+                      size_t n)
 {
     uint8_t otk[MBSC_ONETIME_KEY_BYTES];
     uint8_t tag[MBSC_TAG_BYTES];

@@ -54,15 +54,15 @@ struct mbsc_record_dir {
     union {
         uint64_t align;
         uint8_t bytes[MBSC_RECORD_STATE_BYTES];
-    } state;                              /* keystream under the current key */
-    uint8_t k[MBSC_DIRECTION_KEY_BYTES];  /* current direction key */
+    } state;                             /* keystream under the current key */
+    uint8_t k[MBSC_DIRECTION_KEY_BYTES]; /* current direction key */
     const mbsc_cipher *cipher;
-    uint64_t counter;                     /* index of the next frame */
-    uint64_t epoch;                       /* counter / MBSC_REKEY_AFTER_FRAMES of k */
+    uint64_t counter; /* index of the next frame */
+    uint64_t epoch;   /* counter / MBSC_REKEY_AFTER_FRAMES of k */
     /* Keystream generated ahead: ks[ks_pos .. ks_end) is unused, in order. */
-    uint8_t *ks;                          /* caller storage, or NULL: no buffer */
+    uint8_t *ks; /* caller storage, or NULL: no buffer */
     size_t ks_cap, ks_pos, ks_end;
-    int error;                            /* sticky: MBSC_OK or the first failure */
+    int error; /* sticky: MBSC_OK or the first failure */
 };
 
 /*

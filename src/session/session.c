@@ -28,14 +28,14 @@
 
 /* Handshake payloads (docs/protocol.md): version, count, ids / one chosen id. */
 #define OFFER_HEADER_BYTES 2u
-#define OFFER_MAX_BYTES (OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER)
+#define OFFER_MAX_BYTES    (OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER)
 
 /*
  * The longest handshake message of Noise_IKpsk2: message 1 is e, s
  * (encrypted, with its tag) and the encrypted offer (with its tag).  Every
  * session can buffer it, whatever its largest payload.
  */
-#define HANDSHAKE_MAX_BODY                                                                 \
+#define HANDSHAKE_MAX_BODY                                                                         \
     (2u * MBSC_NOISE_DHLEN + MBSC_NOISE_TAGLEN + OFFER_MAX_BYTES + MBSC_NOISE_TAGLEN)
 
 /*
@@ -144,8 +144,8 @@ struct mbsc_session {
 };
 
 #define NOISE(s) (&(s)->sec.noise)
-#define TX(s) (&(s)->sec.rec.tx)
-#define RX(s) (&(s)->sec.rec.rx)
+#define TX(s)    (&(s)->sec.rec.tx)
+#define RX(s)    (&(s)->sec.rec.rx)
 
 /* ---- failure ------------------------------------------------------------ */
 
@@ -205,8 +205,8 @@ static int write_handshake(mbsc_session *s, const uint8_t *payload, size_t paylo
         return MBSC_ERR_WOULD_BLOCK; /* cannot happen: handshakes come first */
     frame = s->out + s->out_end;
     cap = HANDSHAKE_MAX_BODY;
-    rc = mbsc_noise_write_message(NOISE(s), payload, payload_len,
-                                  frame + MBSC_FRAME_HEADER_BYTES, cap, &len);
+    rc = mbsc_noise_write_message(NOISE(s), payload, payload_len, frame + MBSC_FRAME_HEADER_BYTES,
+                                  cap, &len);
     if (rc != MBSC_OK)
         return rc;
     mbsc_store16_be(frame, (uint16_t)len);
@@ -275,8 +275,7 @@ static int handle_message1(mbsc_session *s, const uint8_t *body, size_t body_len
      * a replay is caught here, before it costs a single DH. */
     if (s->replay_fn != NULL && body_len >= MBSC_KEY_BYTES && s->replay_fn(s->replay_user, body))
         return MBSC_ERR_REPLAYED;
-    rc = mbsc_noise_read_message(NOISE(s), body, body_len, offer, s->lay.payload_cap,
-                                 &offer_len);
+    rc = mbsc_noise_read_message(NOISE(s), body, body_len, offer, s->lay.payload_cap, &offer_len);
     if (rc != MBSC_OK)
         return rc;
     rs = mbsc_noise_remote_static(NOISE(s));
@@ -327,8 +326,7 @@ static int handle_message2(mbsc_session *s, const uint8_t *body, size_t body_len
     size_t len = 0;
     int rc;
 
-    rc = mbsc_noise_read_message(NOISE(s), body, body_len, s->payload, s->lay.payload_cap,
-                                 &len);
+    rc = mbsc_noise_read_message(NOISE(s), body, body_len, s->payload, s->lay.payload_cap, &len);
     if (rc == MBSC_ERR_HANDSHAKE_DECRYPT)
         /* Only the psk token separates a good reply from this one, unless it
          * was altered in transit: name the likely cause. */
