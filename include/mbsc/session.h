@@ -45,20 +45,12 @@
 #include "mbsc/cipher.h"
 #include "mbsc/export.h"
 #include "mbsc/keys.h"
+#include "mbsc/wire.h" /* the wire constants of mbsc/1 */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Wire constants of mbsc/1 (docs/protocol.md). */
-#define MBSC_FRAME_HEADER_BYTES           2u    /* big-endian body length L */
-#define MBSC_MAX_FRAME_BODY               4096u /* largest L accepted or sent */
-#define MBSC_TAG_BYTES                    16u   /* Poly1305 tag at the end of a body */
-#define MBSC_MAX_PAYLOAD                  (MBSC_MAX_FRAME_BODY - MBSC_TAG_BYTES) /* 4080 */
-#define MBSC_FRAME_OVERHEAD               (MBSC_FRAME_HEADER_BYTES + MBSC_TAG_BYTES)
-#define MBSC_REKEY_AFTER_FRAMES           65536u /* frames per direction per key */
-#define MBSC_MAX_CIPHER_OFFER             16u    /* cipher ids in a master's offer */
-#define MBSC_PROTOCOL_VERSION             1u
 #define MBSC_DEFAULT_HANDSHAKE_TIMEOUT_MS 10000u
 /* Largest payload a session buffers unless configured: one Modbus/TCP ADU. */
 #define MBSC_DEFAULT_MAX_PAYLOAD 260u
@@ -308,7 +300,8 @@ MBSC_API int mbsc_session_refused_key(const mbsc_session *s, uint8_t public_key[
  * that both sides share (channel binding).  MBSC_ERR_STATE before the end
  * of the handshake.
  */
-MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s, uint8_t hash[64]);
+MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s,
+                                         uint8_t hash[MBSC_HANDSHAKE_HASH_BYTES]);
 
 /*
  * Keystream ahead of the frame: generate now the keystream the next frames

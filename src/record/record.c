@@ -11,9 +11,9 @@
 
 #include "record/record.h"
 
-static const uint8_t stream_label[] = {'m', 'b', 's', 'c', '/', '1', ' ',
-                                       's', 't', 'r', 'e', 'a', 'm'};
-static const uint8_t rekey_label[] = {'m', 'b', 's', 'c', '/', '1', ' ', 'r', 'e', 'k', 'e', 'y'};
+/* The labels of mbsc/wire.h, without their NUL. */
+static const uint8_t stream_label[sizeof MBSC_STREAM_LABEL - 1] = MBSC_STREAM_LABEL;
+static const uint8_t rekey_label[sizeof MBSC_REKEY_LABEL - 1] = MBSC_REKEY_LABEL;
 
 int mbsc_record_derive_stream(mbsc_stream *st, const mbsc_cipher *c,
                               const uint8_t k[MBSC_DIRECTION_KEY_BYTES])

@@ -32,10 +32,7 @@
 #include "cipher/cipher_impl.h"
 #include "internal.h"
 #include "mbsc/cipher.h"
-#include "mbsc/session.h"
-
-#define MBSC_DIRECTION_KEY_BYTES 32u
-#define MBSC_ONETIME_KEY_BYTES   32u
+#include "mbsc/wire.h"
 
 /*
  * The cipher state a direction reserves: the largest state of any

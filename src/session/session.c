@@ -27,8 +27,11 @@
 #include "session/session_internal.h"
 
 /* Handshake payloads (docs/protocol.md): version, count, ids / one chosen id. */
-#define OFFER_HEADER_BYTES 2u
-#define OFFER_MAX_BYTES    (OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER)
+#define OFFER_MAX_BYTES (MBSC_OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER)
+
+/* The wire constants (mbsc/wire.h) are the Noise layer's sizes. */
+_Static_assert(MBSC_HANDSHAKE_HASH_BYTES == MBSC_NOISE_HASHLEN, "handshake hash is BLAKE2b's");
+_Static_assert(MBSC_DIRECTION_KEY_BYTES == MBSC_NOISE_KEYLEN, "Split() gives 32-byte keys");
 
 /*
  * The longest handshake message of Noise_IKpsk2: message 1 is e, s
@@ -300,21 +303,21 @@ static int handle_message1(mbsc_session *s, const uint8_t *body, size_t body_len
 
     if (offer_len < 1 || offer[0] != MBSC_PROTOCOL_VERSION)
         return MBSC_ERR_BAD_VERSION;
-    if (offer_len < OFFER_HEADER_BYTES)
+    if (offer_len < MBSC_OFFER_HEADER_BYTES)
         return MBSC_ERR_BAD_OFFER;
     count = offer[1];
-    if (count < 1 || count > MBSC_MAX_CIPHER_OFFER || offer_len != OFFER_HEADER_BYTES + count)
+    if (count < 1 || count > MBSC_MAX_CIPHER_OFFER || offer_len != MBSC_OFFER_HEADER_BYTES + count)
         return MBSC_ERR_BAD_OFFER;
     /* The master's order decides; ids we do not know or allow are skipped. */
     for (i = 0; i < count && chosen == 0; i++)
-        if (offered(s->ciphers, s->n_ciphers, offer[OFFER_HEADER_BYTES + i]))
-            chosen = offer[OFFER_HEADER_BYTES + i];
+        if (offered(s->ciphers, s->n_ciphers, offer[MBSC_OFFER_HEADER_BYTES + i]))
+            chosen = offer[MBSC_OFFER_HEADER_BYTES + i];
     mbsc_wipe(s->payload, offer_len);
     if (chosen == 0)
         return MBSC_ERR_NO_COMMON_CIPHER;
     s->cipher = mbsc_cipher_by_id(chosen);
 
-    rc = write_handshake(s, &chosen, 1);
+    rc = write_handshake(s, &chosen, MBSC_CHOICE_BYTES);
     if (rc != MBSC_OK)
         return rc;
     return finish_handshake(s);
@@ -333,7 +336,7 @@ static int handle_message2(mbsc_session *s, const uint8_t *body, size_t body_len
         return MBSC_ERR_PSK_MISMATCH;
     if (rc != MBSC_OK)
         return rc;
-    if (len != 1 || !offered(s->ciphers, s->n_ciphers, s->payload[0]))
+    if (len != MBSC_CHOICE_BYTES || !offered(s->ciphers, s->n_ciphers, s->payload[0]))
         return MBSC_ERR_BAD_CHOICE;
     s->cipher = mbsc_cipher_by_id(s->payload[0]);
     mbsc_wipe(s->payload, len);
@@ -420,11 +423,11 @@ mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hoo
         rc = hook(NOISE(s), hook_arg);
     if (rc == MBSC_OK && master) {
         /* Message 1: version, count, our ids in order of preference. */
-        uint8_t offer[OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER];
+        uint8_t offer[MBSC_OFFER_HEADER_BYTES + MBSC_MAX_CIPHER_OFFER];
         offer[0] = MBSC_PROTOCOL_VERSION;
         offer[1] = (uint8_t)s->n_ciphers;
-        memcpy(offer + OFFER_HEADER_BYTES, s->ciphers, s->n_ciphers);
-        rc = write_handshake(s, offer, OFFER_HEADER_BYTES + s->n_ciphers);
+        memcpy(offer + MBSC_OFFER_HEADER_BYTES, s->ciphers, s->n_ciphers);
+        rc = write_handshake(s, offer, MBSC_OFFER_HEADER_BYTES + s->n_ciphers);
     }
     if (rc != MBSC_OK) {
         if (err != NULL)
@@ -754,7 +757,8 @@ MBSC_API const char *mbsc_session_peer_role(const mbsc_session *s)
     return s != NULL && s->state == ESTABLISHED && s->has_peer_role ? s->peer_role : NULL;
 }
 
-MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s, uint8_t hash[64])
+MBSC_API int mbsc_session_handshake_hash(const mbsc_session *s,
+                                         uint8_t hash[MBSC_HANDSHAKE_HASH_BYTES])
 {
     if (s == NULL || hash == NULL)
         return MBSC_ERR_INVALID_ARG;

@@ -67,7 +67,4 @@ struct mbsc_record_dir *mbsc_session_record_dir(mbsc_session *s, int sending);
  */
 int mbsc_session_set_counters_for_testing(mbsc_session *s, uint64_t send, uint64_t recv);
 
-/* The mbsc/1 prologue, bound into every handshake. */
-#define MBSC_PROLOGUE "mbsc/1"
-
 #endif /* MBSC_SESSION_INTERNAL_H */
