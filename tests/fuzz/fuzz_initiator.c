@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t msg1[256], frame[2 + 4096];
     const uint8_t *out, *wire;
     size_t out_len, wire_len, n = 0;
-    int crafted = mode & 1, expect_ok = 0, rc, ever_established;
+    int crafted = mode & 1, expect_ok = 0, rc, ever_established, replayed_vector = 0;
     unsigned want = 0;
     mbsc_config *cfg;
     mbsc_session *m;
@@ -104,6 +104,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         frame[1] = (uint8_t)mlen;
         wire = frame;
         wire_len = mlen + 2;
+        /* The one raw frame a stranger can send that the master must take:
+         * the vectors' own message 2, which the real slave made for this
+         * very message 1 (the harness fixes the ephemeral keys, so message 1
+         * never changes).  It is a replay only a fixed ephemeral allows. */
+        replayed_vector = !real_slave && (n_offer == 0 || n_offer == 4) &&
+                          wire_len == sizeof message2 &&
+                          memcmp(wire, message2, sizeof message2) == 0;
         expect_ok = real_slave && same_psk && plen == 1 && payload[0] <= 4 &&
                     (offered_mask & (1u << payload[0])) != 0;
         want = plen == 1 ? payload[0] : 0;
@@ -130,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(got <= 4 && (offered_mask & (1u << got)) != 0,
                     "master uses cipher %u, which it did not offer", got);
     }
-    if (crafted) {
+    if (crafted && !replayed_vector) {
         if (expect_ok) {
             FUZZ_ASSERT(rc == MBSC_OK && mbsc_session_established(m) &&
                             mbsc_cipher_id(mbsc_session_cipher(m)) == want,
