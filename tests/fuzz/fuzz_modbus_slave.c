@@ -19,6 +19,9 @@
  * outside the registers on a 0x17 request with a bad write range) is one
  * mutation away from the seed corpus/modbus_slave/fc17-write-out-of-range.
  *
+ * Inputs are cut to the configured payload limit (260 bytes by default,
+ * mbsc_config_max_payload), which the master cannot exceed.
+ *
  * Properties, for every input (empty inputs are keep-alives, skipped):
  *   - a payload that mbsc_modbus_check_adu refuses ends the session with
  *     MBSC_ERR_BAD_ADU and no answer;
@@ -238,9 +241,13 @@ static void check_answer(const uint8_t *req, const uint8_t *rsp, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fuzz_payload *got = NULL;
-    size_t ngot = 0, len = size < MBSC_MAX_PAYLOAD ? size : MBSC_MAX_PAYLOAD;
+    size_t ngot = 0, len = size;
     int well_formed, eof = 0, quiet = 0, step;
 
+    /* Both sides keep the default payload limit (a Modbus/TCP ADU): the
+     * master cannot seal more, and the slave's session would refuse it. */
+    if (len > mbsc_config_max_payload(g.master_cfg))
+        len = mbsc_config_max_payload(g.master_cfg);
     if (len == 0)
         return 0; /* an empty frame is a keep-alive, not a request */
     if (g.fd < 0)
