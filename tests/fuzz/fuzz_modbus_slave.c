@@ -116,10 +116,20 @@ static void on_event(void *user, const struct mbsc_modbus_event *ev)
     }
 }
 
+/*
+ * Called once the slave has ended the session (it closed first).  A
+ * zero linger makes close() reset the connection, which frees the slave's
+ * side at once: hundreds of reconnects a second would otherwise leave
+ * that many TIME_WAIT sockets on the machine for a minute each.
+ */
 static void master_close(void)
 {
-    if (g.fd >= 0)
+    struct linger reset = {1, 0};
+
+    if (g.fd >= 0) {
+        (void)setsockopt(g.fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
         close(g.fd);
+    }
     g.fd = -1;
     mbsc_session_free(g.master);
     g.master = NULL;
