@@ -173,6 +173,8 @@ static int master_read(struct fuzz_payload *got, size_t cap, size_t *ngot)
 /* A new TCP connection and a handshake up to the slave's CONNECTED event. */
 static void master_connect(void)
 {
+    static uint32_t nconn;
+    struct sockaddr_in src;
     int err = MBSC_OK, step, one = 1;
     size_t n = 0;
 
@@ -180,7 +182,16 @@ static void master_connect(void)
     FUZZ_CHECK(g.fd >= 0);
     /* Without it, Nagle holds a request until the slave's delayed ACK. */
     FUZZ_CHECK(setsockopt(g.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0);
-    FUZZ_CHECK(connect(g.fd, (const struct sockaddr *)&g.addr, sizeof g.addr) == 0);
+    /* A source address of its own per connection (127.1.x.y): thousands of
+     * reconnects a second must not run out of ephemeral ports on one. */
+    memset(&src, 0, sizeof src);
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f010000u | (nconn++ & 0xffffu));
+    FUZZ_CHECK(bind(g.fd, (const struct sockaddr *)&src, sizeof src) == 0);
+    if (connect(g.fd, (const struct sockaddr *)&g.addr, sizeof g.addr) != 0) {
+        perror("fuzz_modbus_slave: connect");
+        abort();
+    }
     g.master = mbsc_session_new(g.master_cfg, &err);
     FUZZ_CHECK(g.master != NULL && err == MBSC_OK);
     g.connected = 0;
