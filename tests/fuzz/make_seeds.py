@@ -66,3 +66,33 @@ put("allowlist", "two-masters",
 # ADUs: the protocol vectors' first request and response
 put("adu", "request", req)
 put("adu", "response", rsp)
+
+# modbus_slave: requests of each function code the slave serves, with the
+# PDU layouts of the Modbus Application Protocol Specification v1.1b3
+# (section 6; several are its own examples) in the MBAP header of the
+# Modbus Messaging on TCP/IP Implementation Guide v1.0b (section 3.1.3).
+# The addresses are those of fuzz_modbus_slave.c's mapping: coils 5..17,
+# discrete inputs 0..6, holding registers 3..13, input registers 100..108.
+def mbap(tid, unit, pdu):
+    return bytes([tid >> 8, tid & 0xff, 0, 0, (len(pdu) + 1) >> 8, (len(pdu) + 1) & 0xff,
+                  unit]) + pdu
+
+
+slave_requests = {
+    "fc01-read-coils": h("01" "0005" "000d"),
+    "fc01-read-coils-out-of-range": h("01" "0011" "0002"),
+    "fc02-read-discrete-inputs": h("02" "0000" "0007"),
+    "fc03-read-holding-registers": h("03" "0003" "000b"),
+    "fc04-read-input-registers": h("04" "0064" "0009"),
+    "fc05-write-single-coil": h("05" "0006" "ff00"),
+    "fc06-write-single-register": h("06" "0004" "1234"),
+    "fc0f-write-multiple-coils": h("0f" "0005" "000a" "02" "cd01"),
+    "fc10-write-multiple-registers": h("10" "0003" "0002" "04" "000a0102"),
+    "fc16-mask-write-register": h("16" "0004" "00f2" "0025"),
+    "fc17-read-write-registers": h("17" "0003" "0006" "0005" "0003" "06" "00ff00ff00ff"),
+    # CVE-2022-0367: the write range 12..16 runs past the last register (13)
+    "fc17-write-out-of-range": h("17" "0003" "0001" "000c" "0005" "0a" "00010002000300040005"),
+    "fc2b-read-device-identification": h("2b" "0e" "01" "00"),
+}
+for i, (name, pdu) in enumerate(sorted(slave_requests.items())):
+    put("modbus_slave", name, mbap(0x0100 + i, 0xff if i % 2 else 1, pdu))
