@@ -124,6 +124,10 @@ int plc_start(struct plc *p, int port)
 /* Stop the PLC: listener and connection closed, as a PLC that is switched off. */
 void plc_stop(struct plc *p)
 {
+    /* The listener stops first (shutdown makes Linux refuse new connections
+     * at once): a gateway that reconnects while the thread is still closing
+     * its connection must find nobody there, not a backlog that accepts it. */
+    (void)shutdown(p->lfd, SHUT_RDWR);
     (void)!write(p->stop[1], "x", 1);
     pthread_join(p->th, NULL);
     close(p->stop[0]);
