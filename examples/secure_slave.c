@@ -42,8 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include <mbsc.h>
 #include <mbsc/modbus.h>
 
@@ -575,8 +573,9 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     ex_ignore_sigpipe();
-    if (sodium_init() < 0) {
-        ex_msg("cannot initialise libsodium");
+    if (mbsc_init() != MBSC_OK) {
+        ex_msg("mbsc_init failed: libsodium cannot be initialised (is /dev/urandom or getrandom() "
+               "available?)");
         return EX_FAILURE;
     }
     memset(&st, 0, sizeof st);

@@ -28,6 +28,7 @@
 #include <sodium.h>
 
 #include "mbsc/error.h"
+#include "mbsc/init.h"
 #include "mbsc/keys.h"
 #include "mbsc/version.h"
 
@@ -249,8 +250,9 @@ int main(int argc, char **argv)
         return bad_usage("missing PATH");
     if (mode == MODE_PUB && flags != 0)
         return bad_usage("--force has no meaning with --pub (PATH.pub is always rewritten)");
-    if (sodium_init() < 0)
-        return fail("cannot initialise libsodium");
+    if (mbsc_init() != MBSC_OK)
+        return fail("mbsc_init failed: libsodium cannot be initialised (is /dev/urandom or "
+                    "getrandom() available?)");
 
     if (mode == MODE_PSK)
         return make_psk(path, flags);

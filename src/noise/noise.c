@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mbsc/init.h"
 #include "noise/noise.h"
 
 /* ---- Patterns ---------------------------------------------------------- */
@@ -353,7 +354,7 @@ int mbsc_noise_init(mbsc_noise *hs, enum mbsc_noise_pattern p, int initiator,
         goto done;
     }
     name_len = strlen(pat->name);
-    if (sodium_init() < 0 || name_len > MBSC_NOISE_HASHLEN) {
+    if (mbsc_init() != MBSC_OK || name_len > MBSC_NOISE_HASHLEN) {
         ret = MBSC_ERR_STATE;
         goto done;
     }

@@ -13,8 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <sodium.h>
-
 #include "gw.h"
 #include "mbsc/version.h"
 
@@ -65,8 +63,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "status") == 0)
         return gw_status_command(argc, argv);
-    if (sodium_init() < 0) {
-        gw_log(GW_ERR, "libsodium failed to initialise");
+    if (mbsc_init() != MBSC_OK) {
+        gw_log(GW_ERR, "mbsc_init failed: libsodium cannot be initialised (is /dev/urandom or "
+                       "getrandom() available?)");
         return GW_EX_FAILURE;
     }
     gw_options_init(&o);
