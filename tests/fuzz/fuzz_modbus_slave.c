@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -170,6 +171,29 @@ static int master_read(struct fuzz_payload *got, size_t cap, size_t *ngot)
     }
 }
 
+/*
+ * connect() just failed on g.fd: 1 if it was only interrupted and the
+ * connection then completed.  libFuzzer's -timeout alarm (SIGALRM) can land
+ * in a blocking connect(); the kernel goes on connecting in the background,
+ * so calling connect() again would give EALREADY: wait for it instead.
+ */
+static int connect_interrupted(void)
+{
+    struct pollfd p = {.fd = g.fd, .events = POLLOUT};
+    int soerr = 0, n;
+    socklen_t len = sizeof soerr;
+
+    if (errno != EINTR)
+        return 0;
+    do
+        n = poll(&p, 1, 10000);
+    while (n < 0 && errno == EINTR);
+    if (n != 1 || getsockopt(g.fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0)
+        return 0;
+    errno = soerr;
+    return soerr == 0;
+}
+
 /* A new TCP connection and a handshake up to the slave's CONNECTED event. */
 static void master_connect(void)
 {
@@ -188,7 +212,8 @@ static void master_connect(void)
     src.sin_family = AF_INET;
     src.sin_addr.s_addr = htonl(0x7f010000u | (nconn++ & 0xffffu));
     FUZZ_CHECK(bind(g.fd, (const struct sockaddr *)&src, sizeof src) == 0);
-    if (connect(g.fd, (const struct sockaddr *)&g.addr, sizeof g.addr) != 0) {
+    if (connect(g.fd, (const struct sockaddr *)&g.addr, sizeof g.addr) != 0 &&
+        !connect_interrupted()) {
         perror("fuzz_modbus_slave: connect");
         abort();
     }

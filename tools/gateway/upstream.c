@@ -172,7 +172,9 @@ static void start_connect(struct gw_upstream *u, int64_t now_ns)
         }
         /* Modbus is request/answer: Nagle would delay every exchange. */
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
+        /* Non-blocking: EINTR, like EINPROGRESS, leaves the connect going on. */
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS ||
+            errno == EINTR) {
             u->fd = fd;
             break;
         }
