@@ -40,7 +40,11 @@ const struct mbsc_cipher mbsc_cipher_trivium = {
     .id = MBSC_CIPHER_TRIVIUM,
     .key_bytes = 10,
     .iv_bytes = 10,
-    .impls = {&mbsc_trivium_64, NULL},
+    .impls = {&mbsc_trivium_64,
+#if defined(MBSC_SIMD_X86)
+              &mbsc_trivium_avx512,
+#endif
+              NULL},
 };
 
 const struct mbsc_cipher mbsc_cipher_rabbit = {
