@@ -83,6 +83,7 @@ extern const struct mbsc_cipher_impl mbsc_trivium_64;
 extern const struct mbsc_cipher_impl mbsc_trivium_avx512;
 extern const struct mbsc_cipher_impl mbsc_rabbit_ref;
 extern const struct mbsc_cipher_impl mbsc_rabbit_avx2;
+extern const struct mbsc_cipher_impl mbsc_rabbit_avx512;
 extern const struct mbsc_cipher_impl mbsc_rabbit_neon;
 extern const struct mbsc_cipher_impl mbsc_enocoro128v2_ct;
 extern const struct mbsc_cipher_impl mbsc_enocoro128v2_ssse3;

@@ -55,7 +55,7 @@ const struct mbsc_cipher mbsc_cipher_rabbit = {
     .iv_optional = 1, /* RFC 4503 key-only mode */
     .impls = {&mbsc_rabbit_ref,
 #if defined(MBSC_SIMD_X86)
-              &mbsc_rabbit_avx2,
+              &mbsc_rabbit_avx2, &mbsc_rabbit_avx512,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
               &mbsc_rabbit_neon,
 #endif
