@@ -79,6 +79,7 @@ extern const struct mbsc_cipher_impl mbsc_chacha20_ref;
 extern const struct mbsc_cipher_impl mbsc_chacha20_avx2;
 extern const struct mbsc_cipher_impl mbsc_chacha20_avx512;
 extern const struct mbsc_cipher_impl mbsc_chacha20_neon;
+extern const struct mbsc_cipher_impl mbsc_chacha20_neon_scalar;
 extern const struct mbsc_cipher_impl mbsc_trivium_64;
 extern const struct mbsc_cipher_impl mbsc_trivium_avx512;
 extern const struct mbsc_cipher_impl mbsc_rabbit_ref;

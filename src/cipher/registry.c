@@ -30,7 +30,9 @@ const struct mbsc_cipher mbsc_cipher_chacha20 = {
 #if defined(MBSC_SIMD_X86)
               &mbsc_chacha20_avx2, &mbsc_chacha20_avx512,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
-              &mbsc_chacha20_neon,
+              /* neon_scalar preferred from instruction counts, not from
+               * timings (docs/bench.md, Raspberry Pi 4 estimates). */
+              &mbsc_chacha20_neon, &mbsc_chacha20_neon_scalar,
 #endif
               NULL},
 };
