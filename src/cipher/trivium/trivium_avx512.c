@@ -39,7 +39,10 @@
  * The keystream words of four steps are summed across lanes together (a
  * 4 x 4 transpose) and XORed into 32 bytes of input at once.  An AVX2
  * variant (without VBMI2's concatenated shifts, two permutes per step) was
- * slower than the scalar code; see trivium_64.c.
+ * slower than the scalar code; see trivium_64.c.  So was, by 15 %, a
+ * variant with A, B in one xmm register and C in another, where in-lane
+ * unpacks replace the permute: it needs ten shifts per step instead of
+ * five, and the shifts, not the permute's latency, became the limit.
  *
  * Constant time by construction: valgrind cannot execute AVX-512, so
  * `make check-ct` cannot check this file; it needs no checking of that
