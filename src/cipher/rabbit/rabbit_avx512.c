@@ -31,8 +31,12 @@
  * zmm registers were measured and not kept: X_j one per 64-bit lane
  * (all eight squares in one vpmuludq, the issue's suggestion) has the
  * same step latency here, and every other operation costs as much on
- * zmm as on ymm.  The step is about 17 cycles, the block about 18 (1.13
- * cycles/byte against 1.29 for rabbit_avx2.c in one mbsc-bench run).
+ * zmm as on ymm.  Taking g_(j-1) and g_(j-2) straight from the squares
+ * with two-source permutes (four vpermt2d instead of the blend and two
+ * vpermd: two operations off the chain on paper) was measured too, and
+ * gained nothing (1.14 cycles/byte).  The step is about 17 cycles, the
+ * block about 18 (1.13 cycles/byte against 1.29 for rabbit_avx2.c in one
+ * mbsc-bench run).
  *
  * Not wiped: the counters computed ahead (ahead[], ctr_p, ...) are locals
  * like rabbit_avx2.c's registers, left on the stack.  Wiping them with
