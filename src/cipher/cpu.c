@@ -63,6 +63,8 @@ static unsigned detect(void)
             f |= MBSC_CPU_AVX512BW;
         if (c & bit_AVX512VBMI)
             f |= MBSC_CPU_AVX512VBMI;
+        if (c & (1u << 6)) /* AVX512_VBMI2 (SDM vol. 2, cpuid leaf 7: ecx bit 6) */
+            f |= MBSC_CPU_AVX512VBMI2;
     }
     return f;
 }

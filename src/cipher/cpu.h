@@ -17,7 +17,9 @@ enum mbsc_cpu_feature {
     MBSC_CPU_AVX512VL = 1u << 3,   /* x86: AVX-512 on ymm/xmm registers */
     MBSC_CPU_AVX512BW = 1u << 4,   /* x86: AVX-512 byte/word instructions */
     MBSC_CPU_AVX512VBMI = 1u << 5, /* x86: vpermb */
-    MBSC_CPU_NEON = 1u << 6        /* ARM: Advanced SIMD (always on AArch64) */
+    MBSC_CPU_NEON = 1u << 6,       /* ARM: Advanced SIMD (always on AArch64) */
+    /* x86: AVX-512 VBMI2 (vpshrdvq, concatenated shifts) */
+    MBSC_CPU_AVX512VBMI2 = 1u << 7
 };
 
 /*

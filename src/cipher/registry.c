@@ -30,7 +30,9 @@ const struct mbsc_cipher mbsc_cipher_chacha20 = {
 #if defined(MBSC_SIMD_X86)
               &mbsc_chacha20_avx2, &mbsc_chacha20_avx512,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
-              &mbsc_chacha20_neon,
+              /* neon_scalar preferred from instruction counts, not from
+               * timings (docs/bench.md, Raspberry Pi 4 estimates). */
+              &mbsc_chacha20_neon, &mbsc_chacha20_neon_scalar,
 #endif
               NULL},
 };
@@ -40,7 +42,11 @@ const struct mbsc_cipher mbsc_cipher_trivium = {
     .id = MBSC_CIPHER_TRIVIUM,
     .key_bytes = 10,
     .iv_bytes = 10,
-    .impls = {&mbsc_trivium_64, NULL},
+    .impls = {&mbsc_trivium_64,
+#if defined(MBSC_SIMD_X86)
+              &mbsc_trivium_avx512,
+#endif
+              NULL},
 };
 
 const struct mbsc_cipher mbsc_cipher_rabbit = {
@@ -51,7 +57,7 @@ const struct mbsc_cipher mbsc_cipher_rabbit = {
     .iv_optional = 1, /* RFC 4503 key-only mode */
     .impls = {&mbsc_rabbit_ref,
 #if defined(MBSC_SIMD_X86)
-              &mbsc_rabbit_avx2,
+              &mbsc_rabbit_avx2, &mbsc_rabbit_avx512,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
               &mbsc_rabbit_neon,
 #endif

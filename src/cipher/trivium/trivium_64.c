@@ -44,7 +44,15 @@
  * measured against this code on the development machine (x86-64 with
  * AVX-512): 2.14-2.27 cycles/byte against 1.88-1.95 here, because every
  * step needs two cross-lane permutes on its critical path.  It was not
- * kept.
+ * kept.  trivium_avx512.c (AVX-512 VBMI2: one concatenated shift per tap,
+ * one permute per step) is faster and is chosen where the CPU has it.
+ *
+ * Scalar alternative measured and not kept: the registers as the words of
+ * inserted bits (trivium_avx512.c's layout), unrolled by three steps so
+ * that register renaming replaces the state update.  It needs 15 double
+ * shifts per step instead of 12 (s_93, s_177 and s_288 stop being free),
+ * and on Intel cores shrd issues on one port only, so it was 5-10 % slower
+ * here (gcc 12 -O2), and spilled more.
  *
  * Constant time: shifts by constant amounts, AND/XOR only; the only
  * branches are on lengths and the public buffer position.
