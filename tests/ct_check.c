@@ -192,7 +192,7 @@ static int run_record(const mbsc_cipher *c, size_t ks_cap)
 /* The session's buffer for 260-byte Modbus payloads (32 + 260, rounded up
  * to 16 as session.c does), and a larger one that spans several frames. */
 #define CT_KS_MODBUS ((MBSC_RECORD_KEYSTREAM_PER_FRAME(260u) + 15u) & ~(size_t)15u)
-#define CT_KS_LARGE 1024u
+#define CT_KS_LARGE  1024u
 
 int main(void)
 {
@@ -244,7 +244,8 @@ int main(void)
                         mbsc_cipher_name(c), impl, errors_now() - before);
                 failures++;
             } else {
-                fprintf(stderr, "ct_check: %s:%s: constant time (keystream; seal, open and "
+                fprintf(stderr,
+                        "ct_check: %s:%s: constant time (keystream; seal, open and "
                         "refill, unbuffered and with keystream ahead)\n",
                         mbsc_cipher_name(c), impl);
             }
