@@ -181,8 +181,9 @@ void mbsc_chacha20_init(void *state, const uint8_t *key, const uint8_t *iv, size
  * Every branch below is on lengths, the buffer position and the public
  * block counter.
  */
-void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in, size_t len,
-                            chacha20_kernel *kernel, size_t lanes)
+void mbsc_chacha20_xor_kernels(struct chacha20_state *st, uint8_t *out, const uint8_t *in,
+                               size_t len, chacha20_kernel *kernel, size_t lanes,
+                               chacha20_kernel *single)
 {
     if (len == 0u) {
         return; /* in may be NULL */
@@ -223,7 +224,7 @@ void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8
             ntail = 0u;
         }
         if (nxor + ntail == 1u) {
-            mbsc_chacha20_kernel_ref(st->input, out, in, nxor, ntail ? st->buf : NULL);
+            single(st->input, out, in, nxor, ntail ? st->buf : NULL);
         } else {
             kernel(st->input, out, in, nxor, ntail ? st->buf : NULL);
         }
@@ -243,6 +244,12 @@ void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8
             return;
         }
     }
+}
+
+void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in, size_t len,
+                            chacha20_kernel *kernel, size_t lanes)
+{
+    mbsc_chacha20_xor_kernels(st, out, in, len, kernel, lanes, mbsc_chacha20_kernel_ref);
 }
 
 static void chacha20_ref_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
