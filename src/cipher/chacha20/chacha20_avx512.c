@@ -17,9 +17,9 @@
  * payload are one to five) use the other layout ("horizontal"): one zmm
  * register per row of the 4 x 4 state, its four 128-bit lanes four
  * consecutive blocks, so four blocks cost what one does.  Each double
- * round is the column quarter round on the four rows, a rotation of rows
- * b, c, d by one, two and three words (vpshufd) to bring the diagonals
- * into columns, the same quarter round, and the rotation back.  Five to
+ * round is the column quarter round on the four rows, a rotation of the
+ * words of rows a, c, d (vpshufd) to bring the diagonals into columns,
+ * the same quarter round, and the rotation back.  Five to
  * eight blocks run two such register quads, interleaved: their two
  * dependency chains fill the vector ports that one chain leaves idle.  The
  * sixteen-lane batch would compute sixteen blocks' worth of work for
@@ -93,19 +93,27 @@ static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t n
         b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 7);                                           \
     } while (0)
 
-/* Rows b, c, d rotated left by 1, 2, 3 words: the diagonals (0, 5, 10, 15),
- * ... become columns; DIAG_UNDO rotates them back. */
-#define DIAG(b, c, d)                                                                              \
+/*
+ * Diagonals into columns: column j of the diagonal round must hold
+ * (a[j-1], b[j], c[j+1], d[j+2]) (indices mod 4), i.e. words (0, 5, 10,
+ * 15), (1, 6, 11, 12), ... of RFC 8439.  Rows a, c and d move, not b:
+ * b's last update ends a quarter round and starts the next, while a, c
+ * and d are ready several instructions before they are needed, so their
+ * shuffles stay off the dependency chain that bounds a short batch.
+ * vpshufd 0x93 takes words (3, 0, 1, 2), 0x39 (1, 2, 3, 0), 0x4e
+ * (2, 3, 0, 1); DIAG_UNDO applies the inverses.
+ */
+#define DIAG(a, c, d)                                                                              \
     do {                                                                                           \
-        b = _mm512_shuffle_epi32(b, _MM_PERM_ADCB);                                                \
-        c = _mm512_shuffle_epi32(c, _MM_PERM_BADC);                                                \
-        d = _mm512_shuffle_epi32(d, _MM_PERM_CBAD);                                                \
+        a = _mm512_shuffle_epi32(a, (_MM_PERM_ENUM)0x93);                                          \
+        c = _mm512_shuffle_epi32(c, (_MM_PERM_ENUM)0x39);                                          \
+        d = _mm512_shuffle_epi32(d, (_MM_PERM_ENUM)0x4e);                                          \
     } while (0)
-#define DIAG_UNDO(b, c, d)                                                                         \
+#define DIAG_UNDO(a, c, d)                                                                         \
     do {                                                                                           \
-        b = _mm512_shuffle_epi32(b, _MM_PERM_CBAD);                                                \
-        c = _mm512_shuffle_epi32(c, _MM_PERM_BADC);                                                \
-        d = _mm512_shuffle_epi32(d, _MM_PERM_ADCB);                                                \
+        a = _mm512_shuffle_epi32(a, (_MM_PERM_ENUM)0x39);                                          \
+        c = _mm512_shuffle_epi32(c, (_MM_PERM_ENUM)0x93);                                          \
+        d = _mm512_shuffle_epi32(d, (_MM_PERM_ENUM)0x4e);                                          \
     } while (0)
 
 /* Blocks first .. first + 3 of a quad: lane m of rows a, b, c, d is block
@@ -151,15 +159,15 @@ MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint8_t *out, con
         ROWS_QR(a, b, c, d);
         if (two)
             ROWS_QR(e, f, g, h);
-        DIAG(b, c, d);
+        DIAG(a, c, d);
         if (two)
-            DIAG(f, g, h);
+            DIAG(e, g, h);
         ROWS_QR(a, b, c, d);
         if (two)
             ROWS_QR(e, f, g, h);
-        DIAG_UNDO(b, c, d);
+        DIAG_UNDO(a, c, d);
         if (two)
-            DIAG_UNDO(f, g, h);
+            DIAG_UNDO(e, g, h);
     }
     put_quad(out, in, 0, nxor, tail, _mm512_add_epi32(a, a0), _mm512_add_epi32(b, b0),
              _mm512_add_epi32(c, c0), _mm512_add_epi32(d, d0));
