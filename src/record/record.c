@@ -174,9 +174,9 @@ void mbsc_record_refill(struct mbsc_record_dir *d, size_t want)
 /*
  * out = in XOR ks, sixteen bytes at a time, zeroing ks as it goes: on the
  * critical path once the keystream is buffered, so the wipe of the used
- * keystream shares the pass.  Those stores cannot be optimised away: ks
- * is the direction's buffer (read again after this call) or a scratch
- * whose address escapes to the cipher.  The 16-byte words are GNU C
+ * keystream shares the pass.  Those stores are kept by a compiler barrier
+ * at the end (the technique of explicit_bzero): ks may be a stack scratch
+ * that is never read again.  The 16-byte words are GNU C
  * generic vectors (one SSE2 or NEON register, two 64-bit words
  * elsewhere): gcc -O2 does not vectorise a loop of unknown length by
  * itself.  memcpy moves the words (no casts of byte pointers; XOR does not
@@ -201,6 +201,9 @@ static void xor_and_clear(uint8_t *out, const uint8_t *in, uint8_t *ks, size_t n
         out[j] = (uint8_t)(in[j] ^ ks[j]);
         ks[j] = 0;
     }
+    /* As if the zeros were read: the compiler may not drop the stores
+     * into a scratch array that is not read again (open's last use). */
+    __asm__ __volatile__("" : : "r"(ks) : "memory");
 }
 
 /*
