@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * chacha20_avx2.c - ChaCha20 (RFC 8439), eight blocks at once in AVX2.
+ * chacha20_avx2.c - ChaCha20 (RFC 8439) in AVX2: eight blocks at once in
+ * vectors and a ninth in scalar registers, short inputs two blocks per
+ * register.
  *
  * Built with -mavx2 for this file only and run only when cpuid/xgetbv say
  * the CPU and OS support AVX2 (cpu.c), so the library still runs on older
@@ -35,8 +37,14 @@
  * the ninth block, on this project's development machine (docs/bench.md).
  *
  * Short inputs: the driver (chacha20.h) asks for exactly the blocks a call
- * needs; only those are stored, the remaining lanes are computed for free
- * in the same instructions, and the scalar block only for nine.
+ * needs, and only those are stored.  Up to six blocks (a Modbus frame's
+ * one-time key and payload are one to five) use the "horizontal" layout
+ * of chacha20_avx512.c instead, one ymm register per state row holding
+ * two blocks, one to three such quads interleaved: a sixth of the work of
+ * the eight-lane batch per block for one or two blocks, and still less
+ * for five or six.  Single blocks come here too (one quad beats the
+ * scalar block).  Seven or eight blocks take the full batch, whose scalar
+ * block is then computed and dropped.
  *
  * Constant time: additions, XORs, shifts and shuffles with constant
  * operands; branches only on the public block counts.  No table lookups.
@@ -97,6 +105,110 @@ static inline void put_block(uint8_t *out, const uint8_t *in, size_t b, size_t n
         w3 = _mm256_unpackhi_epi64(t1_, t3_);                                                      \
     } while (0)
 
+/* --- Short inputs: up to six blocks, rows in registers ---------------- */
+
+/* The quarter round on the columns of a register quad: rows a, b, c, d,
+ * two blocks per register (one per 128-bit lane). */
+#define ROWS_QR(a, b, c, d)                                                                        \
+    do {                                                                                           \
+        a = _mm256_add_epi32(a, b);                                                                \
+        d = ROT16(_mm256_xor_si256(d, a));                                                         \
+        c = _mm256_add_epi32(c, d);                                                                \
+        b = ROTS(_mm256_xor_si256(b, c), 12);                                                      \
+        a = _mm256_add_epi32(a, b);                                                                \
+        d = ROT8(_mm256_xor_si256(d, a));                                                          \
+        c = _mm256_add_epi32(c, d);                                                                \
+        b = ROTS(_mm256_xor_si256(b, c), 7);                                                       \
+    } while (0)
+
+/* Diagonals into columns and back, rows a, c, d moved (not b, whose
+ * update ends one quarter round and starts the next; chacha20_avx512.c
+ * explains the word orders). */
+#define DIAG(a, c, d)                                                                              \
+    do {                                                                                           \
+        a = _mm256_shuffle_epi32(a, 0x93);                                                         \
+        c = _mm256_shuffle_epi32(c, 0x39);                                                         \
+        d = _mm256_shuffle_epi32(d, 0x4e);                                                         \
+    } while (0)
+#define DIAG_UNDO(a, c, d)                                                                         \
+    do {                                                                                           \
+        a = _mm256_shuffle_epi32(a, 0x39);                                                         \
+        c = _mm256_shuffle_epi32(c, 0x93);                                                         \
+        d = _mm256_shuffle_epi32(d, 0x4e);                                                         \
+    } while (0)
+
+/* Blocks first and first + 1: the low and high 128-bit lanes of the rows. */
+static inline void put_pair(uint8_t *out, const uint8_t *in, size_t first, size_t nxor,
+                            uint8_t *tail, __m256i a, __m256i b, __m256i c, __m256i d)
+{
+    put_block(out, in, first, nxor, tail, _mm256_permute2x128_si256(a, b, 0x20),
+              _mm256_permute2x128_si256(c, d, 0x20));
+    put_block(out, in, first + 1u, nxor, tail, _mm256_permute2x128_si256(a, b, 0x31),
+              _mm256_permute2x128_si256(c, d, 0x31));
+}
+
+/*
+ * One, two or three quads (nq, a constant at each call site) of two
+ * blocks each, interleaved so that their dependency chains share the
+ * ports.  Lanes past the blocks asked for are computed and dropped.
+ */
+MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint8_t *out, const uint8_t *in,
+                                     size_t nxor, uint8_t *tail, int nq)
+{
+    const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2,
+                                           3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3,
+                                          0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    const __m256i a0 =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)input));
+    const __m256i b0 =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(input + 4)));
+    const __m256i c0 =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(input + 8)));
+    /* Row d of block m: word 12 (the counter) + m. */
+    const __m256i d0 = _mm256_add_epi32(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(input + 12))),
+        _mm256_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0));
+    const __m256i two = _mm256_setr_epi32(2, 0, 0, 0, 2, 0, 0, 0);
+    const __m256i d1 = _mm256_add_epi32(d0, two), d2 = _mm256_add_epi32(d1, two);
+    __m256i a = a0, b = b0, c = c0, d = d0;
+    __m256i e = a0, f = b0, g = c0, h = d1;
+    __m256i i = a0, j = b0, k = c0, l = d2;
+
+    for (int r = 0; r < 10; r++) {
+        ROWS_QR(a, b, c, d);
+        if (nq > 1)
+            ROWS_QR(e, f, g, h);
+        if (nq > 2)
+            ROWS_QR(i, j, k, l);
+        DIAG(a, c, d);
+        if (nq > 1)
+            DIAG(e, g, h);
+        if (nq > 2)
+            DIAG(i, k, l);
+        ROWS_QR(a, b, c, d);
+        if (nq > 1)
+            ROWS_QR(e, f, g, h);
+        if (nq > 2)
+            ROWS_QR(i, j, k, l);
+        DIAG_UNDO(a, c, d);
+        if (nq > 1)
+            DIAG_UNDO(e, g, h);
+        if (nq > 2)
+            DIAG_UNDO(i, k, l);
+    }
+    put_pair(out, in, 0, nxor, tail, _mm256_add_epi32(a, a0), _mm256_add_epi32(b, b0),
+             _mm256_add_epi32(c, c0), _mm256_add_epi32(d, d0));
+    if (nq > 1)
+        put_pair(out, in, 2, nxor, tail, _mm256_add_epi32(e, a0), _mm256_add_epi32(f, b0),
+                 _mm256_add_epi32(g, c0), _mm256_add_epi32(h, d1));
+    if (nq > 2)
+        put_pair(out, in, 4, nxor, tail, _mm256_add_epi32(i, a0), _mm256_add_epi32(j, b0),
+                 _mm256_add_epi32(k, c0), _mm256_add_epi32(l, d2));
+}
+
+/* --- Full batches: eight lanes and a scalar block ---------------------- */
+
 /* RFC 8439 section 2.1 on scalar words, for the ninth block. */
 #define SQR(a, b, c, d)                                                                            \
     do {                                                                                           \
@@ -124,14 +236,16 @@ static inline void put_scalar_block(uint8_t *out, const uint8_t *in, size_t nxor
 }
 
 /*
- * Eight vector blocks, and the ninth in scalar registers when `nine`
- * (a constant at each call site, so each variant is compiled on its own).
+ * Eight vector blocks and the ninth in scalar registers (stored only when
+ * asked for: for seven or eight blocks it is computed on ports that would
+ * idle anyway, which costs less than a second copy of this loop).
  */
-MBSC_ALWAYS_INLINE void kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *in,
-                                    size_t nxor, uint8_t *tail, int nine)
+static void kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *in, size_t nxor,
+                        uint8_t *tail)
 {
-    /* The ninth block, counter input[12] + 8 (the driver asks for nine
-     * blocks only when that counter does not wrap). */
+    /* The ninth block, counter input[12] + 8: the driver asks for nine
+     * blocks only when that counter does not wrap, and a wrapped one of a
+     * shorter batch is never stored. */
     uint32_t s0 = input[0], s1 = input[1], s2 = input[2], s3 = input[3];
     uint32_t s4 = input[4], s5 = input[5], s6 = input[6], s7 = input[7];
     uint32_t s8 = input[8], s9 = input[9], s10 = input[10], s11 = input[11];
@@ -161,11 +275,9 @@ MBSC_ALWAYS_INLINE void kernel_avx2(const uint32_t input[16], uint8_t *out, cons
 
         /* Columns 0, 1. */
         QR(x0, x4, c0, x12);
-        if (nine)
-            SQR(s0, s4, s8, s12);
+        SQR(s0, s4, s8, s12);
         QR(x1, x5, c1, x13);
-        if (nine)
-            SQR(s1, s5, s9, s13);
+        SQR(s1, s5, s9, s13);
         cp[0] = c0;
         cp[1] = c1;
         __asm__ volatile("" ::: "memory");
@@ -173,17 +285,13 @@ MBSC_ALWAYS_INLINE void kernel_avx2(const uint32_t input[16], uint8_t *out, cons
         c3 = cp[3];
         /* Columns 2, 3, then diagonals (0, 5, 10, 15) and (1, 6, 11, 12). */
         QR(x2, x6, c2, x14);
-        if (nine)
-            SQR(s2, s6, s10, s14);
+        SQR(s2, s6, s10, s14);
         QR(x3, x7, c3, x15);
-        if (nine)
-            SQR(s3, s7, s11, s15);
+        SQR(s3, s7, s11, s15);
         QR(x0, x5, c2, x15);
-        if (nine)
-            SQR(s0, s5, s10, s15);
+        SQR(s0, s5, s10, s15);
         QR(x1, x6, c3, x12);
-        if (nine)
-            SQR(s1, s6, s11, s12);
+        SQR(s1, s6, s11, s12);
         cp[2] = c2;
         cp[3] = c3;
         __asm__ volatile("" ::: "memory");
@@ -191,11 +299,9 @@ MBSC_ALWAYS_INLINE void kernel_avx2(const uint32_t input[16], uint8_t *out, cons
         c1 = cp[1];
         /* Diagonals (2, 7, 8, 13) and (3, 4, 9, 14). */
         QR(x2, x7, c0, x13);
-        if (nine)
-            SQR(s2, s7, s8, s13);
+        SQR(s2, s7, s8, s13);
         QR(x3, x4, c1, x14);
-        if (nine)
-            SQR(s3, s4, s9, s14);
+        SQR(s3, s4, s9, s14);
         cp[0] = c0;
         cp[1] = c1;
         __asm__ volatile("" ::: "memory");
@@ -240,7 +346,7 @@ MBSC_ALWAYS_INLINE void kernel_avx2(const uint32_t input[16], uint8_t *out, cons
     BLOCK(2, x2, x6, x10, x14);
     BLOCK(3, x3, x7, x11, x15);
 #undef BLOCK
-    if (nine) {
+    if (nxor + (tail != NULL) == 9u) {
         const uint32_t w[16] = {
             s0 + input[0],        s1 + input[1],   s2 + input[2],   s3 + input[3],
             s4 + input[4],        s5 + input[5],   s6 + input[6],   s7 + input[7],
@@ -254,15 +360,22 @@ MBSC_ALWAYS_INLINE void kernel_avx2(const uint32_t input[16], uint8_t *out, cons
 void mbsc_chacha20_kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *in,
                                size_t nxor, uint8_t *tail)
 {
-    if (nxor + (tail != NULL) == 9u)
-        kernel_avx2(input, out, in, nxor, tail, 1);
+    size_t n = nxor + (tail != NULL);
+
+    if (n <= 2u)
+        short_kernel(input, out, in, nxor, tail, 1);
+    else if (n <= 4u)
+        short_kernel(input, out, in, nxor, tail, 2);
+    else if (n <= 6u)
+        short_kernel(input, out, in, nxor, tail, 3);
     else
-        kernel_avx2(input, out, in, nxor, tail, 0);
+        kernel_avx2(input, out, in, nxor, tail);
 }
 
 static void chacha20_avx2_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
-    mbsc_chacha20_xor_with(state, out, in, len, mbsc_chacha20_kernel_avx2, 9u);
+    mbsc_chacha20_xor_kernels(state, out, in, len, mbsc_chacha20_kernel_avx2, 9u,
+                              mbsc_chacha20_kernel_avx2);
 }
 
 const struct mbsc_cipher_impl mbsc_chacha20_avx2 = {
