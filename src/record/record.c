@@ -176,11 +176,11 @@ void mbsc_record_refill(struct mbsc_record_dir *d, size_t want)
  * critical path once the keystream is buffered, so the wipe of the used
  * keystream shares the pass.  Those stores are kept by a compiler barrier
  * at the end (the technique of explicit_bzero): ks may be a stack scratch
- * that is never read again.  The 16-byte words are GNU C
- * generic vectors (one SSE2 or NEON register, two 64-bit words
- * elsewhere): gcc -O2 does not vectorise a loop of unknown length by
- * itself.  memcpy moves the words (no casts of byte pointers; XOR does not
- * care about byte order); out == in is allowed.
+ * that is never read again.  The 16-byte words are GNU C generic vectors
+ * (one SSE2 or NEON register, two 64-bit words elsewhere): gcc -O2 does
+ * not vectorise a loop of unknown length by itself.  memcpy moves the
+ * words (no casts of byte pointers; XOR does not care about byte order);
+ * out == in is allowed.
  */
 typedef uint8_t xor_word __attribute__((vector_size(16)));
 
