@@ -20,11 +20,16 @@
  *
  * Two figures per cipher, both honest:
  *   seal/open: the keystream is generated inside the call (records without
- *     a keystream buffer), what a frame costs in CPU time;
+ *     a keystream buffer: the one-time key and the payload's keystream in
+ *     one cipher call), what a frame costs in CPU time;
  *   ahead: records with the session's keystream buffer (one Modbus frame's
  *     worth), refilled between frames outside the timing as the link does
  *     while the peer works (mbsc_record_refill): the critical path of a
  *     request, Poly1305 and an XOR.
+ * No third "seal plus refill" figure: with a buffer of one frame, a refill
+ * generates the very bytes an unbuffered seal generates, so the sum is the
+ * seal/open figure (docs/bench.md, "ChaCha20 on x86-64 and the frame's
+ * critical path").
  *
  * When libsodium is a baseline, its ChaCha20-Poly1305 AEAD is measured the
  * same way: encrypt with a nonce incremented per frame, decrypt (verify)

@@ -16,7 +16,10 @@
  * one by one): key and IV setup, keystream of many lengths and chunkings
  * (every batch size and tail), and sealing and opening frames through the
  * record layer (keyed BLAKE2b derivation, one-time key, XOR, Poly1305 and
- * its constant-time comparison in libsodium).  Two points are public by
+ * its constant-time comparison in libsodium), both without a keystream
+ * buffer and with keystream generated ahead (mbsc_record_refill between
+ * frames, the session's buffer size and a larger one, frames longer than
+ * the buffer, and a rekey done by a refill).  Two points are public by
  * design and declassified: the sealed frame (it goes on the wire) is marked
  * defined before it is opened, and the verdict of the tag comparison in
  * mbsc_record_open (tests/ct_check.supp).
@@ -124,24 +127,44 @@ static int run_keystream(const mbsc_cipher *c)
     return 1;
 }
 
-/* Seal and open frames through the record layer, keys and payloads secret. */
-static int run_record(const mbsc_cipher *c)
+/*
+ * Seal and open frames through the record layer, keys and payloads secret.
+ * ks_cap 0: the keystream is generated inside seal and open.  Otherwise
+ * both directions own a keystream buffer of ks_cap bytes and are refilled
+ * between frames (mbsc_record_refill, as the link does), so seal and open
+ * take their keystream from the buffer, and frames longer than it also
+ * from the cipher.  Near the end the counters jump to the first frame of
+ * a new key, so that a refill performs the rekey (BLAKE2b of the
+ * direction key, a new cipher setup, the old keystream wiped) with the
+ * key secret as well.
+ */
+static int run_record(const mbsc_cipher *c, size_t ks_cap)
 {
-    static const size_t lengths[] = {0, 1, 12, 31, 64, 260, 1000, 4080};
+    static const size_t lengths[] = {0, 1, 12, 31, 64, 260, 1000, 4080, 260, 12};
     static uint8_t frame[MBSC_MAX_PAYLOAD + MBSC_FRAME_OVERHEAD];
     static uint8_t payload[MBSC_MAX_PAYLOAD], opened[MBSC_MAX_PAYLOAD];
+    static uint8_t ks_tx[1024], ks_rx[1024];
     struct mbsc_record_dir tx, rx;
     uint8_t k[MBSC_DIRECTION_KEY_BYTES];
     int ok = 1;
 
+    if (ks_cap > sizeof ks_tx)
+        return 0;
     memset(k, 0x77, sizeof k);
     SECRET(k, sizeof k);
-    if (mbsc_record_init(&tx, c, k) != MBSC_OK || mbsc_record_init(&rx, c, k) != MBSC_OK)
+    if (mbsc_record_init_buffered(&tx, c, k, ks_cap ? ks_tx : NULL, ks_cap) != MBSC_OK ||
+        mbsc_record_init_buffered(&rx, c, k, ks_cap ? ks_rx : NULL, ks_cap) != MBSC_OK)
         return 0;
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
         size_t n = lengths[i];
         long sealed, got;
 
+        if (ks_cap != 0 && i == 8) {
+            /* The next frame is the first of a new key on both sides. */
+            tx.counter = rx.counter = MBSC_REKEY_AFTER_FRAMES;
+        }
+        mbsc_record_refill(&tx, 0);
+        mbsc_record_refill(&rx, 0);
         memset(payload, (int)(0x30 + i), n);
         SECRET(payload, n);
         sealed = mbsc_record_seal(&tx, frame, sizeof frame, payload, n);
@@ -157,6 +180,7 @@ static int run_record(const mbsc_cipher *c)
         ok &= memcmp(opened, payload, n) == 0;
     }
     /* A forged frame: the failure path must not leak either. */
+    mbsc_record_refill(&rx, 0);
     frame[MBSC_FRAME_HEADER_BYTES] ^= 1;
     ok &= mbsc_record_open(&rx, opened, frame + MBSC_FRAME_HEADER_BYTES, 20 + MBSC_TAG_BYTES) ==
           MBSC_ERR_BAD_TAG;
@@ -164,6 +188,11 @@ static int run_record(const mbsc_cipher *c)
     mbsc_record_wipe(&rx);
     return ok;
 }
+
+/* The session's buffer for 260-byte Modbus payloads (32 + 260, rounded up
+ * to 16 as session.c does), and a larger one that spans several frames. */
+#define CT_KS_MODBUS ((MBSC_RECORD_KEYSTREAM_PER_FRAME(260u) + 15u) & ~(size_t)15u)
+#define CT_KS_LARGE  1024u
 
 int main(void)
 {
@@ -201,7 +230,8 @@ int main(void)
                 continue;
             }
             before = errors_now();
-            worked = run_keystream(c) && run_record(c);
+            worked = run_keystream(c) && run_record(c, 0) && run_record(c, CT_KS_MODBUS) &&
+                     run_record(c, CT_KS_LARGE);
             ran++;
             if (!worked) {
                 fprintf(stderr, "ct_check: FAIL: %s:%s: a call failed\n", mbsc_cipher_name(c),
@@ -214,7 +244,9 @@ int main(void)
                         mbsc_cipher_name(c), impl, errors_now() - before);
                 failures++;
             } else {
-                fprintf(stderr, "ct_check: %s:%s: constant time (keystream, seal, open)\n",
+                fprintf(stderr,
+                        "ct_check: %s:%s: constant time (keystream; seal, open and "
+                        "refill, unbuffered and with keystream ahead)\n",
                         mbsc_cipher_name(c), impl);
             }
         }

@@ -172,30 +172,38 @@ void mbsc_record_refill(struct mbsc_record_dir *d, size_t want)
 }
 
 /*
- * out = in XOR ks, eight bytes at a time, zeroing ks as it goes: on the
+ * out = in XOR ks, sixteen bytes at a time, zeroing ks as it goes: on the
  * critical path once the keystream is buffered, so the wipe of the used
- * keystream shares the pass.  Those stores cannot be optimised away: ks
- * is the direction's buffer, read again after this call.  memcpy moves
- * the words (no casts of byte pointers; XOR does not care about byte
- * order); out == in is allowed.
+ * keystream shares the pass.  Those stores are kept by a compiler barrier
+ * at the end (the technique of explicit_bzero): ks may be a stack scratch
+ * that is never read again.  The 16-byte words are GNU C generic vectors
+ * (one SSE2 or NEON register, two 64-bit words elsewhere): gcc -O2 does
+ * not vectorise a loop of unknown length by itself.  memcpy moves the
+ * words (no casts of byte pointers; XOR does not care about byte order);
+ * out == in is allowed.
  */
+typedef uint8_t xor_word __attribute__((vector_size(16)));
+
 static void xor_and_clear(uint8_t *out, const uint8_t *in, uint8_t *ks, size_t n)
 {
-    static const uint8_t zeros[8];
+    static const xor_word zero;
     size_t j = 0;
 
-    for (; j + 8 <= n; j += 8) {
-        uint64_t x, y;
-        memcpy(&x, in + j, 8);
-        memcpy(&y, ks + j, 8);
+    for (; j + 16 <= n; j += 16) {
+        xor_word x, y;
+        memcpy(&x, in + j, 16);
+        memcpy(&y, ks + j, 16);
         x ^= y;
-        memcpy(out + j, &x, 8);
-        memcpy(ks + j, zeros, 8);
+        memcpy(out + j, &x, 16);
+        memcpy(ks + j, &zero, 16);
     }
     for (; j < n; j++) {
         out[j] = (uint8_t)(in[j] ^ ks[j]);
         ks[j] = 0;
     }
+    /* As if the zeros were read: the compiler may not drop the stores
+     * into a scratch array that is not read again (open's last use). */
+    __asm__ __volatile__("" : : "r"(ks) : "memory");
 }
 
 /*
@@ -231,10 +239,9 @@ static void take_keystream(struct mbsc_record_dir *d, uint8_t *out, const uint8_
 /*
  * Common start of seal and open: the sticky error, the counter limit, and
  * the rekey that precedes frames 65536, 131072, ... (already done if the
- * buffer was refilled).  Then the one-time key, taken from the keystream
- * before the payload's bytes.
+ * buffer was refilled).
  */
-static int begin_frame(struct mbsc_record_dir *d, uint8_t otk[MBSC_ONETIME_KEY_BYTES])
+static int begin_frame(struct mbsc_record_dir *d)
 {
     int rc;
 
@@ -245,7 +252,6 @@ static int begin_frame(struct mbsc_record_dir *d, uint8_t otk[MBSC_ONETIME_KEY_B
     rc = rekey_if_due(d);
     if (rc != MBSC_OK)
         return (int)poison(d, rc);
-    take_keystream(d, otk, NULL, MBSC_ONETIME_KEY_BYTES);
     return MBSC_OK;
 }
 
@@ -300,12 +306,53 @@ static void tag_of_body(uint8_t tag[MBSC_TAG_BYTES], const uint8_t otk[MBSC_ONET
     }
 }
 
+/*
+ * The keystream of a whole frame, the one-time key then the payload's
+ * (32 + n bytes), in one piece: where it waits in the buffer when the
+ * buffer holds that much (the critical path once refilled ahead), else in
+ * scratch: the buffered bytes first (moved, and wiped in the buffer),
+ * then the cipher in one call.  One call matters: a 260-byte frame is
+ * five ChaCha20 blocks, one vector batch, where a call for the key and
+ * another for the payload cost a whole block for 32 bytes and a batch.
+ * The bytes returned count as consumed; the caller wipes them as it uses
+ * them.  NULL, with nothing consumed, for a frame too large for scratch
+ * (over ONESHOT_OPEN_MAX bytes of payload) that the buffer does not
+ * cover: take_keystream() then serves the key and the payload in turn.
+ */
+#define FRAME_SCRATCH_BYTES (MBSC_ONETIME_KEY_BYTES + ONESHOT_OPEN_MAX)
+
+static uint8_t *frame_keystream(struct mbsc_record_dir *d, uint8_t scratch[FRAME_SCRATCH_BYTES],
+                                size_t n)
+{
+    size_t need = MBSC_ONETIME_KEY_BYTES + n, have = d->ks_end - d->ks_pos;
+    uint8_t *ks;
+
+    if (have >= need) {
+        ks = d->ks + d->ks_pos; /* need > 0: there is a buffer */
+        d->ks_pos += need;
+        if (d->ks_pos == d->ks_end)
+            d->ks_pos = d->ks_end = 0;
+        return ks;
+    }
+    if (need > FRAME_SCRATCH_BYTES)
+        return NULL;
+    if (have != 0) {
+        memcpy(scratch, d->ks + d->ks_pos, have);
+        mbsc_wipe(d->ks + d->ks_pos, have);
+        d->ks_pos = d->ks_end = 0;
+    }
+    memset(scratch + have, 0, need - have);
+    cipher_xor(d, scratch + have, scratch + have, need - have);
+    return scratch;
+}
+
 long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t cap, const uint8_t *payload,
                       size_t n)
 {
-    uint8_t otk[MBSC_ONETIME_KEY_BYTES];
+    uint8_t scratch[FRAME_SCRATCH_BYTES];
+    uint8_t otk_copy[MBSC_ONETIME_KEY_BYTES];
     uint8_t tag[MBSC_TAG_BYTES];
-    uint8_t *c = out + MBSC_FRAME_HEADER_BYTES;
+    uint8_t *c = out + MBSC_FRAME_HEADER_BYTES, *ks, *otk;
     int rc;
 
     if (d->error != MBSC_OK)
@@ -314,14 +361,23 @@ long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t cap, const
         return poison(d, MBSC_ERR_PAYLOAD_TOO_LONG);
     if (out == NULL || (payload == NULL && n != 0) || cap < n + MBSC_FRAME_OVERHEAD)
         return poison(d, out == NULL ? MBSC_ERR_INVALID_ARG : MBSC_ERR_BUFFER_TOO_SMALL);
-    rc = begin_frame(d, otk);
+    rc = begin_frame(d);
     if (rc != MBSC_OK)
         return rc;
     mbsc_store16_be(out, (uint16_t)(n + MBSC_TAG_BYTES));
-    take_keystream(d, c, payload, n);
+    ks = frame_keystream(d, scratch, n);
+    if (ks != NULL) {
+        otk = ks;
+        if (n != 0)
+            xor_and_clear(c, payload, ks + MBSC_ONETIME_KEY_BYTES, n);
+    } else {
+        otk = otk_copy;
+        take_keystream(d, otk, NULL, MBSC_ONETIME_KEY_BYTES);
+        take_keystream(d, c, payload, n);
+    }
     tag_oneshot(tag, otk, c, n, d->counter); /* the lengths sit where the tag goes */
+    mbsc_wipe(otk, MBSC_ONETIME_KEY_BYTES);
     memcpy(c + n, tag, sizeof tag);
-    mbsc_wipe(otk, sizeof otk);
     d->counter++;
     return (long)(n + MBSC_FRAME_OVERHEAD);
 }
@@ -329,8 +385,10 @@ long mbsc_record_seal(struct mbsc_record_dir *d, uint8_t *out, size_t cap, const
 long mbsc_record_open(struct mbsc_record_dir *d, uint8_t *payload, const uint8_t *body,
                       size_t body_len)
 {
-    uint8_t otk[MBSC_ONETIME_KEY_BYTES];
+    uint8_t scratch[FRAME_SCRATCH_BYTES];
+    uint8_t otk_copy[MBSC_ONETIME_KEY_BYTES];
     uint8_t tag[MBSC_TAG_BYTES];
+    uint8_t *ks, *otk;
     size_t n;
     int rc, bad;
 
@@ -341,11 +399,20 @@ long mbsc_record_open(struct mbsc_record_dir *d, uint8_t *payload, const uint8_t
     if (body == NULL || payload == NULL)
         return poison(d, MBSC_ERR_INVALID_ARG);
     n = body_len - MBSC_TAG_BYTES;
-    rc = begin_frame(d, otk);
+    rc = begin_frame(d);
     if (rc != MBSC_OK)
         return rc;
+    /* The payload's keystream, when in one piece with the key, waits
+     * unused until the tag has been verified. */
+    ks = frame_keystream(d, scratch, n);
+    if (ks != NULL) {
+        otk = ks;
+    } else {
+        otk = otk_copy;
+        take_keystream(d, otk, NULL, MBSC_ONETIME_KEY_BYTES);
+    }
     tag_of_body(tag, otk, body, n, d->counter);
-    mbsc_wipe(otk, sizeof otk);
+    mbsc_wipe(otk, MBSC_ONETIME_KEY_BYTES);
     /* Constant-time comparison; nothing is decrypted unless it matches. */
     bad = crypto_verify_16(tag, body + n);
 #ifdef MBSC_FUZZ_MUTANT_NO_TAG_CHECK
@@ -354,9 +421,17 @@ long mbsc_record_open(struct mbsc_record_dir *d, uint8_t *payload, const uint8_t
     bad = 0;
 #endif
     mbsc_wipe(tag, sizeof tag);
-    if (bad != 0)
+    if (bad != 0) {
+        if (ks != NULL)
+            mbsc_wipe(ks + MBSC_ONETIME_KEY_BYTES, n); /* scratch or buffer */
         return poison(d, MBSC_ERR_BAD_TAG);
-    take_keystream(d, payload, body, n);
+    }
+    if (ks != NULL) {
+        if (n != 0)
+            xor_and_clear(payload, body, ks + MBSC_ONETIME_KEY_BYTES, n);
+    } else {
+        take_keystream(d, payload, body, n);
+    }
     d->counter++;
     return (long)n;
 }

@@ -178,11 +178,33 @@ void mbsc_chacha20_init(void *state, const uint8_t *key, const uint8_t *iv, size
 }
 
 /*
+ * out = in XOR ks for the partial blocks at either end of a call, eight
+ * bytes at a time (a frame's keystream starts and ends inside a block, so
+ * this runs on every frame): memcpy moves the words, no casts of byte
+ * pointers, and XOR does not care about byte order.  out == in allowed.
+ */
+static void xor_partial(uint8_t *out, const uint8_t *in, const uint8_t *ks, size_t n)
+{
+    size_t i = 0;
+
+    for (; i + 8u <= n; i += 8u) {
+        uint64_t x, y;
+        memcpy(&x, in + i, 8);
+        memcpy(&y, ks + i, 8);
+        x ^= y;
+        memcpy(out + i, &x, 8);
+    }
+    for (; i < n; i++)
+        out[i] = (uint8_t)(in[i] ^ ks[i]);
+}
+
+/*
  * Every branch below is on lengths, the buffer position and the public
  * block counter.
  */
-void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in, size_t len,
-                            chacha20_kernel *kernel, size_t lanes)
+void mbsc_chacha20_xor_kernels(struct chacha20_state *st, uint8_t *out, const uint8_t *in,
+                               size_t len, chacha20_kernel *kernel, size_t lanes,
+                               chacha20_kernel *single)
 {
     if (len == 0u) {
         return; /* in may be NULL */
@@ -192,11 +214,7 @@ void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8
     if (st->pos < CHACHA20_BLOCK_BYTES) {
         size_t avail = CHACHA20_BLOCK_BYTES - st->pos;
         size_t n = len < avail ? len : avail;
-        const uint8_t *ks = st->buf + st->pos;
-
-        for (size_t i = 0; i < n; i++) {
-            out[i] = (uint8_t)(in[i] ^ ks[i]);
-        }
+        xor_partial(out, in, st->buf + st->pos, n);
         st->pos += (uint32_t)n;
         out += n;
         in += n;
@@ -223,7 +241,7 @@ void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8
             ntail = 0u;
         }
         if (nxor + ntail == 1u) {
-            mbsc_chacha20_kernel_ref(st->input, out, in, nxor, ntail ? st->buf : NULL);
+            single(st->input, out, in, nxor, ntail ? st->buf : NULL);
         } else {
             kernel(st->input, out, in, nxor, ntail ? st->buf : NULL);
         }
@@ -236,13 +254,17 @@ void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8
         in += nxor * CHACHA20_BLOCK_BYTES;
         len -= nxor * CHACHA20_BLOCK_BYTES;
         if (ntail) {
-            for (size_t i = 0; i < len; i++) {
-                out[i] = (uint8_t)(in[i] ^ st->buf[i]);
-            }
+            xor_partial(out, in, st->buf, len);
             st->pos = (uint32_t)len;
             return;
         }
     }
+}
+
+void mbsc_chacha20_xor_with(struct chacha20_state *st, uint8_t *out, const uint8_t *in, size_t len,
+                            chacha20_kernel *kernel, size_t lanes)
+{
+    mbsc_chacha20_xor_kernels(st, out, in, len, kernel, lanes, mbsc_chacha20_kernel_ref);
 }
 
 static void chacha20_ref_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
