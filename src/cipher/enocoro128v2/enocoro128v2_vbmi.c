@@ -56,9 +56,13 @@
  * s8 on each of the 16 bytes of x, from its construction (the tables and
  * their derivation are enocoro128v2_ssse3.c's): six 16-entry nibble
  * tables, each one pshufb, which selects a byte inside a register by the
- * low four bits of the secret index.
+ * low four bits of the secret index.  Also *xs = 2 s8 ^ 0x1d, because
+ * rho needs it: multiplication by 2 is linear and the last step is
+ * s8 = H[zh] ^ L[zl] (on disjoint bits), so 2 s8 = 2H[zh] ^ 2L[zl], two
+ * more lookups beside the last two instead of a computation after them
+ * (tab_xh[n] = 2 tab_h[n], tab_xl[n] = 2 tab_l[n] ^ 0x1d, mod 0x11d).
  */
-MBSC_ALWAYS_INLINE __m128i enocoro_sbox(__m128i x)
+MBSC_ALWAYS_INLINE __m128i enocoro_sbox(__m128i x, __m128i *xs)
 {
     const __m128i tab_s4 = _mm_setr_epi8(0x01, 0x03, 0x09, 0x0a, 0x05, 0x0e, 0x07, 0x02, 0x0d, 0x00,
                                          0x0c, 0x0f, 0x04, 0x08, 0x06, 0x0b);
@@ -73,12 +77,18 @@ MBSC_ALWAYS_INLINE __m128i enocoro_sbox(__m128i x)
                       0x00, (char)0x81, (char)0xe1, (char)0x80, 0x01, (char)0xc0, 0x61);
     const __m128i tab_l = _mm_setr_epi8(0x02, 0x06, 0x12, 0x14, 0x0a, 0x1c, 0x0e, 0x04, 0x1a, 0x00,
                                         0x18, 0x1e, 0x08, 0x10, 0x0c, 0x16);
+    const __m128i tab_xh =
+        _mm_setr_epi8(0x40, (char)0xc0, 0x42, (char)0x82, 0x5d, (char)0x9f, (char)0xdd, (char)0x80,
+                      0x5f, 0x00, 0x1f, (char)0xdf, 0x1d, 0x02, (char)0x9d, (char)0xc2);
+    const __m128i tab_xl = _mm_setr_epi8(0x19, 0x11, 0x39, 0x35, 0x09, 0x25, 0x01, 0x15, 0x29, 0x1d,
+                                         0x2d, 0x21, 0x0d, 0x3d, 0x05, 0x31);
     const __m128i nib = _mm_set1_epi8(0x0f);
     __m128i xl = _mm_and_si128(x, nib);
     __m128i xh = _mm_and_si128(_mm_srli_epi16(x, 4), nib);
     __m128i zh = _mm_xor_si128(_mm_shuffle_epi8(tab_a, xh), _mm_shuffle_epi8(tab_b, xl));
     __m128i zl = _mm_xor_si128(_mm_shuffle_epi8(tab_bp, xh), _mm_shuffle_epi8(tab_s4, xl));
 
+    *xs = _mm_xor_si128(_mm_shuffle_epi8(tab_xh, zh), _mm_shuffle_epi8(tab_xl, zl));
     return _mm_or_si128(_mm_shuffle_epi8(tab_h, zh), _mm_shuffle_epi8(tab_l, zl));
 }
 
@@ -86,40 +96,47 @@ MBSC_ALWAYS_INLINE __m128i enocoro_sbox(__m128i x)
 #define XOR3(a, b, c) _mm_ternarylogic_epi32((a), (b), (c), 0x96)
 
 /*
- * The per-round constants of rho from a batch sv of S-box outputs, byte
- * 4k + s = S-box s (at b_2, b_7, b_16, b_29) of round k, in byte 4k:
- *   wc = s_0 ^ s_1 ^ s_2            (a_0' = a_0 ^ a_1 ^ wc)
- *   vc = s_0 ^ 2 s_1 ^ s_3 ^ 0x1d   (a_1' = a_0 ^ vc ^ 2 a_1 ^ 0x1d)
+ * The per-round constants of rho from a batch x of S-box inputs, byte
+ * 4k + s = input s (b_2, b_7, b_16, b_29) of round k; in byte 4k:
+ *   wc = s_0 ^ s_1 ^ s_2              (a_0' = a_0 ^ a_1 ^ wc)
+ *   vc = s_0 ^ 2 s_1 ^ s_3 ^ 0x1d     (a_1' = a_0 ^ vc ^ 2 a_1 ^ 0x1d)
  */
-MBSC_ALWAYS_INLINE void enocoro_consts(__m128i sv, __m128i *wc, __m128i *vc)
+MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
 {
-    const __m128i k1d = _mm_set1_epi8(0x1d);
-    __m128i d1 = _mm_xor_si128(_mm_add_epi8(sv, sv), _mm_shuffle_epi8(k1d, sv));
+    __m128i xs;
+    __m128i sv = enocoro_sbox(x, &xs);
 
     *wc = XOR3(sv, _mm_srli_epi32(sv, 8), _mm_srli_epi32(sv, 16));
-    *vc = XOR3(sv, _mm_srli_epi32(d1, 8), _mm_srli_epi32(sv, 24));
+    *vc = XOR3(sv, _mm_srli_epi32(xs, 8), _mm_srli_epi32(sv, 24));
 }
 
 /*
  * One round k of a group, a_0 = a0, a_1 = a1 in byte 0, its constants in
- * byte 4k of wc and vc.  The keystream byte (a_1 before the round) and the
- * new a_0 are shifted into the top byte of z and of am.
+ * byte 4k of wc and vc.  2 a_1 ^ 0x1d = (a_1 + a_1) ^ pshufb(0x1d.., a_1).
+ * The keystream byte (a_1 before the round) and the new a_0 are shifted
+ * into the top byte of z and of am.  In round 0 the constants come last
+ * (from the S-boxes just evaluated), so they are XORed in last.
  */
 #define ENOCORO_ROUND(k)                                                                           \
     do {                                                                                           \
-        __m128i wk_ = (k) == 0 ? wc : _mm_srli_si128(wc, 4 * (k));                                 \
-        __m128i v_ = _mm_xor_si128(a0, (k) == 0 ? vc : _mm_srli_si128(vc, 4 * (k)));               \
+        __m128i x2_ = XOR3(a0, _mm_add_epi8(a1, a1), _mm_shuffle_epi8(k1d, a1));                   \
         z = _mm_alignr_epi8(a1, z, 1);                                                             \
-        a0 = XOR3(a0, a1, wk_);                                                                    \
-        a1 = XOR3(v_, _mm_add_epi8(a1, a1), _mm_shuffle_epi8(k1d, a1));                            \
+        if ((k) == 0) {                                                                            \
+            a0 = XOR3(a0, a1, wc);                                                                 \
+            a1 = _mm_xor_si128(x2_, vc);                                                           \
+        } else {                                                                                   \
+            a0 = XOR3(a0, a1, _mm_srli_si128(wc, 4 * (k)));                                        \
+            a1 = _mm_xor_si128(x2_, _mm_srli_si128(vc, 4 * (k)));                                  \
+        }                                                                                          \
         am = _mm_alignr_epi8(a0, am, 1);                                                           \
     } while (0)
 
 /*
  * One group of four rounds: lambda of the buffer and the gather of the
  * next group's S-box inputs run beside the four rounds (they need only
- * this group's start), then the tight inputs (a_0 of the four rounds)
- * join them and the sixteen S-boxes of the next group are evaluated.
+ * this group's start), the tight inputs (places 2, 1, 0, 31: a_0 after
+ * rounds 0..3) join them as they come, and the sixteen S-boxes of the
+ * next group are evaluated.
  */
 #define ENOCORO_GROUP()                                                                            \
     do {                                                                                           \
@@ -133,9 +150,10 @@ MBSC_ALWAYS_INLINE void enocoro_consts(__m128i sv, __m128i *wc, __m128i *vc)
         ENOCORO_ROUND(0);                                                                          \
         ENOCORO_ROUND(1);                                                                          \
         ENOCORO_ROUND(2);                                                                          \
+        x_ = _mm_xor_si128(x_, _mm_maskz_shuffle_epi8(0x0111, am, tight_idx));                     \
         ENOCORO_ROUND(3);                                                                          \
-        x_ = _mm_xor_si128(x_, _mm_maskz_shuffle_epi8(0x1111, am, tight_idx));                     \
-        enocoro_consts(enocoro_sbox(x_), &wc, &vc);                                                \
+        x_ = _mm_xor_si128(x_, _mm_maskz_shuffle_epi8(0x1000, a0, zero));                          \
+        enocoro_consts(x_, &wc, &vc);                                                              \
     } while (0)
 
 /* 4 * groups rounds from the current position, out = in ^ z. */
@@ -148,8 +166,10 @@ static void enocoro_vbmi_groups(struct enocoro_state *st, uint8_t *out, const ui
      * Places 0..2 and 31 (tight_idx) still lack a_0 terms. */
     const __m256i gather = _mm256_setr_epi8(2, 7, 16, 29, 1, 6, 15, 28, 0, 5, 14, 27, 31, 4, 13, 26,
                                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    /* They are a_0 after rounds 0..3 of the group before: am bytes 12..15. */
-    const __m128i tight_idx = _mm_setr_epi8(12, 0, 0, 0, 13, 0, 0, 0, 14, 0, 0, 0, 15, 0, 0, 0);
+    /* They are a_0 after rounds 0..3 of the group before: am bytes 13..15
+     * after round 2, and a0 after round 3. */
+    const __m128i tight_idx = _mm_setr_epi8(13, 0, 0, 0, 14, 0, 0, 0, 15, 0, 0, 0, 0, 0, 0, 0);
+    const __m128i zero = _mm_setzero_si128();
     /* lambda: feedback sources, b_i for places 3..6, b_(i+4) for 8..11,
      * b_(i+8) for 17..20; zero elsewhere (mask). */
     const __m256i fb_idx = _mm256_setr_epi8(0, 0, 0, 3, 4, 5, 6, 0, 12, 13, 14, 15, 0, 0, 0, 0, 0,
@@ -179,7 +199,7 @@ static void enocoro_vbmi_groups(struct enocoro_state *st, uint8_t *out, const ui
         bp = _mm256_permutexvar_epi8(idx, _mm256_loadu_si256((const __m256i *)(const void *)st->b));
         x = _mm256_castsi256_si128(_mm256_permutexvar_epi8(gather, bp));
         x = _mm_xor_si128(x, _mm_maskz_shuffle_epi8(0x1000, a0, _mm_setzero_si128()));
-        enocoro_consts(enocoro_sbox(x), &wc, &vc);
+        enocoro_consts(x, &wc, &vc);
     }
 
     for (; g + 4 <= groups; g += 4, out += 16, in += 16) {
