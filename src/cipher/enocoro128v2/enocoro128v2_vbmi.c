@@ -132,20 +132,19 @@ MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
     } while (0)
 
 /*
- * One group of four rounds: lambda of the buffer and the gather of the
- * next group's S-box inputs run beside the four rounds (they need only
- * this group's start), the tight inputs (places 2, 1, 0, 31: a_0 after
+ * One group of four rounds: lambda of the buffer (kept without the a_0
+ * bytes of the group before, which enter lambda's output instead) and the
+ * gather of the next group's S-box inputs run beside the four rounds
+ * (they need only this group's start), the tight inputs (places 2, 1, 0, 31: a_0 after
  * rounds 0..3) join them as they come, and the sixteen S-boxes of the
  * next group are evaluated.
  */
 #define ENOCORO_GROUP()                                                                            \
     do {                                                                                           \
-        __m256i b_;                                                                                \
         __m128i x_;                                                                                \
-        b_ = _mm256_xor_si256(                                                                     \
-            bp, _mm256_maskz_permutexvar_epi8(am_mask, merge_idx, _mm256_castsi128_si256(am)));    \
-        bp = _mm256_xor_si256(_mm256_alignr_epi32(b_, b_, 7),                                      \
-                              _mm256_maskz_permutexvar_epi8(fb_mask, fb_idx, b_));                 \
+        bp = _mm256_ternarylogic_epi32(                                                            \
+            _mm256_alignr_epi32(bp, bp, 7), _mm256_maskz_permutexvar_epi8(fb_mask, fb_idx, bp),    \
+            _mm256_maskz_permutexvar_epi8(0xF8u, merge2_idx, _mm256_castsi128_si256(am)), 0x96);   \
         x_ = _mm256_castsi256_si128(_mm256_permutexvar_epi8(gather, bp));                          \
         ENOCORO_ROUND(0);                                                                          \
         ENOCORO_ROUND(1);                                                                          \
@@ -180,6 +179,12 @@ static void enocoro_vbmi_groups(struct enocoro_state *st, uint8_t *out, const ui
     const __m256i merge_idx = _mm256_setr_epi8(14, 13, 12, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     const __mmask32 am_mask = 0xFu;
+    /* The same bytes where four rounds of lambda take them: places 0..3
+     * move to 4..7 and place 3 also feeds back into place 3, so lambda of
+     * the buffer with them is lambda of the buffer without them, XOR
+     * these (one permute of am, off the buffer's own chain). */
+    const __m256i merge2_idx = _mm256_setr_epi8(0, 0, 0, 11, 14, 13, 12, 11, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     __m256i bp;
     __m128i a0 = _mm_cvtsi32_si128(st->a0), a1 = _mm_cvtsi32_si128(st->a1);
     /* a_0 of the first round in byte 15, as the rounds before would leave it. */
