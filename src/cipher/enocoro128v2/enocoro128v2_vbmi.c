@@ -187,8 +187,7 @@ static void enocoro_vbmi_groups(struct enocoro_state *st, uint8_t *out, const ui
                                                 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     __m256i bp;
     __m128i a0 = _mm_cvtsi32_si128(st->a0), a1 = _mm_cvtsi32_si128(st->a1);
-    /* a_0 of the first round in byte 15, as the rounds before would leave it. */
-    __m128i am = _mm_slli_si128(a0, 15), z = _mm_setzero_si128();
+    __m128i am, z = _mm_setzero_si128();
     __m128i wc, vc;
     size_t g = 0;
 
@@ -202,6 +201,10 @@ static void enocoro_vbmi_groups(struct enocoro_state *st, uint8_t *out, const ui
         __m128i x;
 
         bp = _mm256_permutexvar_epi8(idx, _mm256_loadu_si256((const __m256i *)(const void *)st->b));
+        /* am as the rounds before would have left it: the first group's
+         * lambda takes a_0 of its round 0 from byte 15 (bytes 12..14,
+         * a_0 of earlier rounds, are already in the buffer: zero). */
+        am = _mm_slli_si128(a0, 15);
         x = _mm256_castsi256_si128(_mm256_permutexvar_epi8(gather, bp));
         x = _mm_xor_si128(x, _mm_maskz_shuffle_epi8(0x1000, a0, _mm_setzero_si128()));
         enocoro_consts(x, &wc, &vc);
