@@ -11,9 +11,9 @@
  * saves the opmask and zmm registers (cpu.c).  Key setup and the last
  * len mod 4 rounds of a call are the portable code's.
  *
- * Four rounds per group, as in enocoro128v2_ssse3.c (enocoro128v2.h says
- * why the sixteen S-box inputs of four rounds are known at their start),
- * with three changes:
+ * Four rounds per group (enocoro128v2.h says why the sixteen S-box inputs
+ * of four rounds are known at their start), evaluated together by nibble
+ * shuffles, and:
  *   - rho is linear over GF(2^8) once the S-box outputs are known:
  *       a_0' = a_0 ^ a_1 ^ (s_0 ^ s_1 ^ s_2)
  *       a_1' = a_0 ^ 2 a_1 ^ (s_0 ^ 2 s_1 ^ s_3)
@@ -32,9 +32,15 @@
  *     run beside the group's four rounds: they need only the buffer at the
  *     group's start.  Only four of the next group's sixteen inputs, at
  *     places 2, 1, 0 and 31, take the a_0 values of this group; they are
- *     XORed in after the rounds from the register that collects those
- *     a_0 values (and that also holds them for lambda's feedback into
- *     places 0..3 of the group after).
+ *     XORed in as those come, from the register that collects them (am).
+ *     The buffer is kept without the last group's a_0 bytes (places 0..3):
+ *     lambda is linear, so they are XORed into its output where four
+ *     rounds move them (places 3..7), and the buffer's own chain never
+ *     waits for the rounds.
+ *
+ * The S-box as a 256-byte table in four zmm registers read by vpermi2b,
+ * and other variants, were measured slower here: docs/bench.md, section
+ * "Enocoro-128v2 in vector registers".
  *
  * Constant time by construction: valgrind cannot execute AVX-512, so
  * `make check-ct` cannot check this file.  Every operation on key or state
@@ -114,8 +120,8 @@ MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
  * One round k of a group, a_0 = a0, a_1 = a1 in byte 0, its constants in
  * byte 4k of wc and vc.  2 a_1 ^ 0x1d = (a_1 + a_1) ^ pshufb(0x1d.., a_1).
  * The keystream byte (a_1 before the round) and the new a_0 are shifted
- * into the top byte of z and of am.  In round 0 the constants come last
- * (from the S-boxes just evaluated), so they are XORed in last.
+ * into the top byte of z and of am.  The constants are XORed in last:
+ * in round 0 they come last (from the S-boxes just evaluated).
  */
 #define ENOCORO_ROUND(k)                                                                           \
     do {                                                                                           \
@@ -135,9 +141,9 @@ MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
  * One group of four rounds: lambda of the buffer (kept without the a_0
  * bytes of the group before, which enter lambda's output instead) and the
  * gather of the next group's S-box inputs run beside the four rounds
- * (they need only this group's start), the tight inputs (places 2, 1, 0, 31: a_0 after
- * rounds 0..3) join them as they come, and the sixteen S-boxes of the
- * next group are evaluated.
+ * (they need only this group's start); the inputs at places 2, 1, 0 and
+ * 31 take a_0 after rounds 0..3 as those come; then the sixteen S-boxes
+ * of the next group are evaluated.
  */
 #define ENOCORO_GROUP()                                                                            \
     do {                                                                                           \
@@ -165,8 +171,9 @@ static void enocoro_vbmi_groups(struct enocoro_state *st, uint8_t *out, const ui
      * Places 0..2 and 31 (tight_idx) still lack a_0 terms. */
     const __m256i gather = _mm256_setr_epi8(2, 7, 16, 29, 1, 6, 15, 28, 0, 5, 14, 27, 31, 4, 13, 26,
                                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    /* They are a_0 after rounds 0..3 of the group before: am bytes 13..15
-     * after round 2, and a0 after round 3. */
+    /* Places 2, 1, 0 take a_0 after rounds 0, 1, 2 (am bytes 13..15
+     * after round 2, to bytes 0, 4, 8); place 31 takes a_0 after round 3
+     * (byte 0 of a0, to byte 12). */
     const __m128i tight_idx = _mm_setr_epi8(13, 0, 0, 0, 14, 0, 0, 0, 15, 0, 0, 0, 0, 0, 0, 0);
     const __m128i zero = _mm_setzero_si128();
     /* lambda: feedback sources, b_i for places 3..6, b_(i+4) for 8..11,
@@ -174,8 +181,8 @@ static void enocoro_vbmi_groups(struct enocoro_state *st, uint8_t *out, const ui
     const __m256i fb_idx = _mm256_setr_epi8(0, 0, 0, 3, 4, 5, 6, 0, 12, 13, 14, 15, 0, 0, 0, 0, 0,
                                             25, 26, 27, 28, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     const __mmask32 fb_mask = 0x001E0F78u;
-    /* Places 0..3 take a_0 before rounds 3, 2, 1, 0 of the group before:
-     * am bytes 14, 13, 12, 11 at the start of a group. */
+    /* Places 0..3 of the buffer take a_0 before rounds 3, 2, 1, 0 of the
+     * last group: am bytes 14, 13, 12, 11 (at the end). */
     const __m256i merge_idx = _mm256_setr_epi8(14, 13, 12, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     const __mmask32 am_mask = 0xFu;
