@@ -120,8 +120,10 @@ MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
  * One round k of a group, a_0 = a0, a_1 = a1 in byte 0, its constants in
  * byte 4k of wc and vc.  2 a_1 ^ 0x1d = (a_1 + a_1) ^ pshufb(0x1d.., a_1).
  * The keystream byte (a_1 before the round) and the new a_0 are shifted
- * into the top byte of z and of am.  The constants are XORed in last:
- * in round 0 they come last (from the S-boxes just evaluated).
+ * into the top byte of z and of am.  In round 0 the constants come last
+ * (from the S-boxes just evaluated), so they are XORed in last; in the
+ * other rounds a_1 comes last, so a_0 ^ vc is formed first and a_1' is
+ * one three-input XOR after 2 a_1.
  */
 #define ENOCORO_ROUND(k)                                                                           \
     do {                                                                                           \
@@ -131,8 +133,9 @@ MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
             a0 = XOR3(a0, a1, wc);                                                                 \
             a1 = _mm_xor_si128(x2_, vc);                                                           \
         } else {                                                                                   \
+            __m128i v_ = _mm_xor_si128(a0, _mm_srli_si128(vc, 4 * (k)));                           \
             a0 = XOR3(a0, a1, _mm_srli_si128(wc, 4 * (k)));                                        \
-            a1 = _mm_xor_si128(x2_, _mm_srli_si128(vc, 4 * (k)));                                  \
+            a1 = XOR3(_mm_add_epi8(a1, a1), _mm_shuffle_epi8(k1d, a1), v_);                        \
         }                                                                                          \
         am = _mm_alignr_epi8(a0, am, 1);                                                           \
     } while (0)
