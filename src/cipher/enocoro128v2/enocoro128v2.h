@@ -4,8 +4,8 @@
  * layout, and the key/IV setup and single rounds (enocoro128v2_ct.c).
  *
  * The vector implementations (enocoro128v2_ssse3.c, enocoro128v2_vbmi.c,
- * enocoro128v2_neon.c) run four rounds at a time with the sixteen S-boxes of those rounds
- * evaluated together in a register.  Why the inputs of four rounds are
+ * enocoro128v2_neon.c) run four rounds at a time with the sixteen S-boxes
+ * of those rounds evaluated together in a register.  Why the inputs of four rounds are
  * known in advance (notation of enocoro128v2_ct.c; the buffer moves up by
  * one place per round and lambda feeds back into places 0, 3, 8 and 17):
  * the S-box inputs b_2, b_7, b_16, b_29 of round t+k (k = 0..3) are the
