@@ -32,6 +32,30 @@ struct enocoro_state {
 MBSC_STATIC_ASSERT(sizeof(struct enocoro_state) <= MBSC_STREAM_STATE_BYTES,
                    "Enocoro-128v2 state must fit in mbsc_stream");
 
+/*
+ * The state of the x86-64 vector implementations (enocoro128v2_ssse3.c,
+ * enocoro128v2_vbmi.c): the portable state, and what the last call left
+ * ready for the next.  They evaluate the next group's S-boxes at the end
+ * of every group, so a call that ends on a group boundary keeps the next
+ * group's rho constants, and the next call starts its first round at once
+ * instead of waiting for a gather and an S-box evaluation (a seal makes
+ * two calls: the one-time key, then the payload).  ready depends only on
+ * the lengths of the calls, never on the data; the constants are as
+ * secret as the state and are wiped with it (the registry and the record
+ * layer wipe the whole state).
+ */
+struct enocoro_vec_state {
+    struct enocoro_state s; /* first: mbsc_enocoro_init and _rounds use it */
+    uint8_t ready;          /* 1: wc and vc are the next group's, top is 0 */
+    uint8_t wc[16], vc[16]; /* rho's constants of the next four rounds */
+};
+
+MBSC_STATIC_ASSERT(sizeof(struct enocoro_vec_state) <= MBSC_STREAM_STATE_BYTES,
+                   "Enocoro-128v2 vector state must fit in mbsc_stream");
+
+/* Key and IV setup into a struct enocoro_vec_state (nothing ready). */
+void mbsc_enocoro_vec_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len);
+
 /* Key and IV setup: 96 rounds of the constant-time portable code. */
 void mbsc_enocoro_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len);
 

@@ -7,7 +7,8 @@
  *
  * Built with -mssse3 for this file only and run only when cpuid reports
  * SSSE3 (cpu.c).  Key setup and the last len mod 4 rounds of a call are the
- * portable code's.
+ * portable code's; the state is struct enocoro_vec_state (enocoro128v2.h),
+ * which keeps the next group's constants between calls.
  *
  * The structure is enocoro128v2_vbmi.c's (its header explains it: rho as
  * a linear map with per-round constants from the S-box batch, multiplying
@@ -176,9 +177,10 @@ MBSC_ALWAYS_INLINE void enocoro_load_logical(const struct enocoro_state *st, __m
 #define Z (-128)
 
 /* 4 * groups rounds from the current position, out = in ^ z. */
-static void enocoro_ssse3_groups(struct enocoro_state *st, uint8_t *out, const uint8_t *in,
+static void enocoro_ssse3_groups(struct enocoro_vec_state *vs, uint8_t *out, const uint8_t *in,
                                  size_t groups)
 {
+    struct enocoro_state *st = &vs->s;
     const __m128i k1d = _mm_set1_epi8(0x1d);
     /* S-box inputs of round k in bytes 4k..4k+3: places 2-k, 7-k, 16-k,
      * 29-k (-1 = 31), from L (g_l) and from H (g_h). */
@@ -205,9 +207,17 @@ static void enocoro_ssse3_groups(struct enocoro_state *st, uint8_t *out, const u
     __m128i wc, vc;
     size_t g = 0;
 
-    enocoro_load_logical(st, &l, &h);
-    {
-        __m128i x = _mm_or_si128(_mm_shuffle_epi8(l, g_l), _mm_shuffle_epi8(h, g_h));
+    if (vs->ready) {
+        /* Left by the last call, which ended here with top = 0. */
+        l = _mm_loadu_si128((const __m128i *)(const void *)st->b);
+        h = _mm_loadu_si128((const __m128i *)(const void *)(st->b + 16));
+        wc = _mm_loadu_si128((const __m128i *)(const void *)vs->wc);
+        vc = _mm_loadu_si128((const __m128i *)(const void *)vs->vc);
+    } else {
+        __m128i x;
+
+        enocoro_load_logical(st, &l, &h);
+        x = _mm_or_si128(_mm_shuffle_epi8(l, g_l), _mm_shuffle_epi8(h, g_h));
         x = _mm_xor_si128(x, _mm_shuffle_epi8(a0, t12_idx));
         enocoro_consts(x, &wc, &vc);
     }
@@ -229,6 +239,9 @@ static void enocoro_ssse3_groups(struct enocoro_state *st, uint8_t *out, const u
     l = _mm_xor_si128(l, _mm_shuffle_epi8(am, merge_idx));
     _mm_storeu_si128((__m128i *)(void *)st->b, l);
     _mm_storeu_si128((__m128i *)(void *)(st->b + 16), h);
+    _mm_storeu_si128((__m128i *)(void *)vs->wc, wc);
+    _mm_storeu_si128((__m128i *)(void *)vs->vc, vc);
+    vs->ready = 1;
     st->top = 0;
     st->a0 = (uint8_t)_mm_cvtsi128_si32(a0);
     st->a1 = (uint8_t)_mm_cvtsi128_si32(a1);
@@ -242,22 +255,26 @@ static void enocoro_ssse3_groups(struct enocoro_state *st, uint8_t *out, const u
  */
 static void enocoro_ssse3_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
-    struct enocoro_state *st = state;
+    struct enocoro_vec_state *vs = state;
     size_t groups = len / 4u;
 
     if (len == 0) {
         return;
     }
     if (groups > 0) {
-        enocoro_ssse3_groups(st, out, in, groups);
+        enocoro_ssse3_groups(vs, out, in, groups);
     }
-    mbsc_enocoro_rounds(st, out + 4u * groups, in + 4u * groups, len % 4u);
+    if (len % 4u != 0) {
+        /* Single rounds move the stream off the group boundary. */
+        vs->ready = 0;
+        mbsc_enocoro_rounds(&vs->s, out + 4u * groups, in + 4u * groups, len % 4u);
+    }
 }
 
 const struct mbsc_cipher_impl mbsc_enocoro128v2_ssse3 = {
     .name = "ssse3",
     .cpu_needs = MBSC_CPU_SSSE3,
-    .state_bytes = sizeof(struct enocoro_state),
-    .init = mbsc_enocoro_init,
+    .state_bytes = sizeof(struct enocoro_vec_state),
+    .init = mbsc_enocoro_vec_init,
     .xor_stream = enocoro_ssse3_xor,
 };

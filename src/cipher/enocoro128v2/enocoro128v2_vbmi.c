@@ -9,7 +9,9 @@
  * Built with -mavx512f -mavx512bw -mavx512vl -mavx512vbmi for this file
  * only, and run only when cpuid reports all four and XGETBV says the OS
  * saves the opmask and zmm registers (cpu.c).  Key setup and the last
- * len mod 4 rounds of a call are the portable code's.
+ * len mod 4 rounds of a call are the portable code's; the state is
+ * struct enocoro_vec_state (enocoro128v2.h), which keeps the next group's
+ * constants between calls.
  *
  * Four rounds per group (enocoro128v2.h says why the sixteen S-box inputs
  * of four rounds are known at their start), evaluated together by nibble
@@ -57,25 +59,6 @@
 #include "enocoro128v2.h"
 
 #include <immintrin.h>
-
-/*
- * The portable state, and what the last call left ready for the next: the
- * S-boxes of the next group are evaluated at the end of every group, so a
- * call that ends on a group boundary keeps the next group's rho constants
- * and the next call starts its first round at once instead of waiting for
- * a gather and an S-box evaluation (about 12 ns of a 260-byte seal's two
- * calls here).  ready depends only on the lengths of the calls, never on
- * the data; the constants are as secret as the state and go with it (the
- * registry and the record layer wipe the whole state).
- */
-struct enocoro_vbmi_state {
-    struct enocoro_state s; /* first: mbsc_enocoro_init and _rounds use it */
-    uint8_t ready;          /* 1: wc and vc are the next group's, top is 0 */
-    uint8_t wc[16], vc[16];
-};
-
-MBSC_STATIC_ASSERT(sizeof(struct enocoro_vbmi_state) <= MBSC_STREAM_STATE_BYTES,
-                   "Enocoro-128v2 vbmi state must fit in mbsc_stream");
 
 /*
  * s8 on each of the 16 bytes of x, from its construction (the tables and
@@ -184,7 +167,7 @@ MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
     } while (0)
 
 /* 4 * groups rounds from the current position, out = in ^ z. */
-static void enocoro_vbmi_groups(struct enocoro_vbmi_state *vs, uint8_t *out, const uint8_t *in,
+static void enocoro_vbmi_groups(struct enocoro_vec_state *vs, uint8_t *out, const uint8_t *in,
                                 size_t groups)
 {
     struct enocoro_state *st = &vs->s;
@@ -280,7 +263,7 @@ static void enocoro_vbmi_groups(struct enocoro_vbmi_state *vs, uint8_t *out, con
  */
 static void enocoro_vbmi_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
-    struct enocoro_vbmi_state *vs = state;
+    struct enocoro_vec_state *vs = state;
     size_t groups = len / 4u;
 
     if (len == 0) {
@@ -296,18 +279,10 @@ static void enocoro_vbmi_xor(void *state, uint8_t *out, const uint8_t *in, size_
     }
 }
 
-static void enocoro_vbmi_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len)
-{
-    struct enocoro_vbmi_state *vs = state;
-
-    mbsc_enocoro_init(&vs->s, key, iv, iv_len);
-    vs->ready = 0;
-}
-
 const struct mbsc_cipher_impl mbsc_enocoro128v2_vbmi = {
     .name = "vbmi",
     .cpu_needs = MBSC_CPU_AVX512F | MBSC_CPU_AVX512VL | MBSC_CPU_AVX512BW | MBSC_CPU_AVX512VBMI,
-    .state_bytes = sizeof(struct enocoro_vbmi_state),
-    .init = enocoro_vbmi_init,
+    .state_bytes = sizeof(struct enocoro_vec_state),
+    .init = mbsc_enocoro_vec_init,
     .xor_stream = enocoro_vbmi_xor,
 };
