@@ -88,6 +88,7 @@ extern const struct mbsc_cipher_impl mbsc_rabbit_avx512;
 extern const struct mbsc_cipher_impl mbsc_rabbit_neon;
 extern const struct mbsc_cipher_impl mbsc_enocoro128v2_ct;
 extern const struct mbsc_cipher_impl mbsc_enocoro128v2_ssse3;
+extern const struct mbsc_cipher_impl mbsc_enocoro128v2_vbmi;
 extern const struct mbsc_cipher_impl mbsc_enocoro128v2_neon;
 
 #endif /* MBSC_CIPHER_IMPL_H */

@@ -71,7 +71,7 @@ const struct mbsc_cipher mbsc_cipher_enocoro128v2 = {
     .iv_bytes = 8,
     .impls = {&mbsc_enocoro128v2_ct,
 #if defined(MBSC_SIMD_X86)
-              &mbsc_enocoro128v2_ssse3,
+              &mbsc_enocoro128v2_ssse3, &mbsc_enocoro128v2_vbmi,
 #elif defined(MBSC_SIMD_AARCH64) || defined(MBSC_SIMD_ARM)
               &mbsc_enocoro128v2_neon,
 #endif

@@ -164,6 +164,14 @@ void mbsc_enocoro_init(void *state, const uint8_t *key, const uint8_t *iv, size_
     st->top = (uint8_t)t;
 }
 
+void mbsc_enocoro_vec_init(void *state, const uint8_t *key, const uint8_t *iv, size_t iv_len)
+{
+    struct enocoro_vec_state *vs = state;
+
+    mbsc_enocoro_init(&vs->s, key, iv, iv_len);
+    vs->ready = 0;
+}
+
 /* n single rounds from the current top, out = in ^ z. */
 void mbsc_enocoro_rounds(struct enocoro_state *st, uint8_t *out, const uint8_t *in, size_t n)
 {

@@ -1,30 +1,40 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * enocoro128v2_ssse3.c - Enocoro-128v2 with its S-box evaluated sixteen at
- * a time by in-register nibble shuffles (SSSE3 pshufb), constant time.
+ * enocoro128v2_ssse3.c - Enocoro-128v2 with the whole state in xmm
+ * registers (SSSE3): the S-box evaluated sixteen at a time by nibble
+ * shuffles (pshufb), the buffer in two registers, and the a_0/a_1 chain in
+ * byte 0 of xmm registers; constant time.
  *
  * Built with -mssse3 for this file only and run only when cpuid reports
  * SSSE3 (cpu.c).  Key setup and the last len mod 4 rounds of a call are the
- * portable code's.
+ * portable code's; the state is struct enocoro_vec_state (enocoro128v2.h),
+ * which keeps the next group's constants between calls.
  *
- * Four rounds at a time, with the 32-byte buffer in two xmm registers: the
- * sixteen S-box inputs of four rounds are known before the first of them
- * (enocoro128v2.h explains why), so they are gathered from the
- * registers by two byte shuffles and go through the S-box together; the
- * a_0/a_1 chain of the four rounds runs in scalar registers; and lambda of
- * four rounds is applied at once (enocoro_ssse3_groups explains how).
- * No buffer byte is stored or loaded inside the loop.
+ * The structure is enocoro128v2_vbmi.c's (its header explains it: rho as
+ * a linear map with per-round constants from the S-box batch, multiplying
+ * by 2 with a pshufb of 0x1d, lambda and the next gather beside the
+ * rounds, the previous group's a_0 bytes entering lambda's output), with
+ * what SSSE3 lacks done by hand: two XORs for each three-input XOR, byte
+ * shuffles whose zeroed lanes have bit 7 set in the index instead of
+ * zero-masking, and the 32-byte buffer in two registers L = b_0..b_15,
+ * H = b_16..b_31, moved by byte-aligns and shuffles.  Four rounds of
+ * lambda (b_i the bytes before them):
+ *   L' = align(L, H, 12) ^ shuffle(L: b_(3..6) to 3..6, b_(12..15) to 8..11)
+ *   H' = align(H, L, 12) ^ shuffle(H: b_(25..28) to 17..20)
+ * and the a_0 bytes of the group before XORed in at places 3..7.
  *
- * Measured and not kept: taking the four S-boxes that depend on recent
- * a_0 values out of the group's evaluation (two extra two-lane
- * evaluations per group, so that the main one never waits for the a_0
- * chain) made a 260-byte seal slower here, 1.00 us against 0.83: the loop
- * is short of issue slots, not waiting on latency.
+ * Measured here against the version before it, which ran rho in scalar
+ * registers and moved each group's S-box outputs to them and the a_0
+ * values back: 8.4 cycles/byte against 9.5 (64 KiB, best of 301 runs,
+ * side by side), because the chain takes three cycles a round in vector
+ * registers against five in scalar ones and nothing crosses between the
+ * two register files.  Built with -mavx2 (three-operand forms) it was 1%
+ * faster, not worth a second file.
  *
- * The S-box from its construction (enocoro128v2_ct.c), as
- * six 16-entry nibble tables, each one pshufb: pshufb selects a byte of a
- * register by the low four bits of the index, inside the register, so the
- * secret nibble picks a value without addressing memory.
+ * The S-box from its construction (enocoro128v2_ct.c), as six 16-entry
+ * nibble tables, each one pshufb: pshufb selects a byte of a register by
+ * the low four bits of the index, inside the register, so the secret
+ * nibble picks a value without addressing memory.
  *   zh = A[xh] ^ B[xl],  zl = B'[xh] ^ S4[xl]
  *        with A[n] = s4[n] ^ 0xa, B[n] = 4 s4[n], B'[n] = 4 s4[n] ^ 5
  *        (products in GF(2^4) mod x^4+x+1)
@@ -32,15 +42,20 @@
  *        with H[n] = rotl8(s4[n] << 4, 1), L[n] = s4[n] << 1: the final
  *        rotation split by nibble, the two parts on disjoint bits.
  * The tables were derived from s4 and checked against the full s8 table
- * of the specification for all 256 inputs; the published vectors check them again
- * (tests/check_cipher.c runs them through this implementation).
+ * of the specification for all 256 inputs; the published vectors check
+ * them again (tests/check_cipher.c runs them through this implementation).
+ * Two more, XH[n] = 2 H[n] and XL[n] = 2 L[n] ^ 0x1d (mod 0x11d), give
+ * 2 s8 ^ 0x1d beside s8, which rho needs (multiplication by 2 is linear).
+ *
+ * Constant time: no table in memory, no branch but on len; `make check-ct`
+ * runs this file under valgrind.
  */
 #include "enocoro128v2.h"
 
 #include <tmmintrin.h>
 
-/* s8 on each of the 16 bytes of x (the tables above). */
-MBSC_ALWAYS_INLINE __m128i enocoro_sbox_v(__m128i x)
+/* s8 on each of the 16 bytes of x, and *xs = 2 s8 ^ 0x1d. */
+MBSC_ALWAYS_INLINE __m128i enocoro_sbox(__m128i x, __m128i *xs)
 {
     const __m128i tab_s4 = _mm_setr_epi8(0x01, 0x03, 0x09, 0x0a, 0x05, 0x0e, 0x07, 0x02, 0x0d, 0x00,
                                          0x0c, 0x0f, 0x04, 0x08, 0x06, 0x0b);
@@ -55,25 +70,80 @@ MBSC_ALWAYS_INLINE __m128i enocoro_sbox_v(__m128i x)
                       0x00, (char)0x81, (char)0xe1, (char)0x80, 0x01, (char)0xc0, 0x61);
     const __m128i tab_l = _mm_setr_epi8(0x02, 0x06, 0x12, 0x14, 0x0a, 0x1c, 0x0e, 0x04, 0x1a, 0x00,
                                         0x18, 0x1e, 0x08, 0x10, 0x0c, 0x16);
+    const __m128i tab_xh =
+        _mm_setr_epi8(0x40, (char)0xc0, 0x42, (char)0x82, 0x5d, (char)0x9f, (char)0xdd, (char)0x80,
+                      0x5f, 0x00, 0x1f, (char)0xdf, 0x1d, 0x02, (char)0x9d, (char)0xc2);
+    const __m128i tab_xl = _mm_setr_epi8(0x19, 0x11, 0x39, 0x35, 0x09, 0x25, 0x01, 0x15, 0x29, 0x1d,
+                                         0x2d, 0x21, 0x0d, 0x3d, 0x05, 0x31);
     const __m128i nib = _mm_set1_epi8(0x0f);
     __m128i xl = _mm_and_si128(x, nib);
     __m128i xh = _mm_and_si128(_mm_srli_epi16(x, 4), nib);
     __m128i zh = _mm_xor_si128(_mm_shuffle_epi8(tab_a, xh), _mm_shuffle_epi8(tab_b, xl));
     __m128i zl = _mm_xor_si128(_mm_shuffle_epi8(tab_bp, xh), _mm_shuffle_epi8(tab_s4, xl));
 
+    *xs = _mm_xor_si128(_mm_shuffle_epi8(tab_xh, zh), _mm_shuffle_epi8(tab_xl, zl));
     return _mm_or_si128(_mm_shuffle_epi8(tab_h, zh), _mm_shuffle_epi8(tab_l, zl));
 }
 
-/* rho of one round with the S-box outputs s = S(b_2) | S(b_7) << 8 |
- * S(b_16) << 16 | S(b_29) << 24 (enocoro128v2_ct.c). */
-MBSC_ALWAYS_INLINE void enocoro_rho(uint32_t s, uint32_t *a0, uint32_t *a1)
-{
-    uint32_t u0 = *a0 ^ (s & 0xFFu);
-    uint32_t u1 = *a1 ^ ((s >> 8) & 0xFFu);
+/* a ^ b ^ c */
+#define X3(a, b, c) _mm_xor_si128(_mm_xor_si128((a), (b)), (c))
 
-    *a0 = u0 ^ u1 ^ ((s >> 16) & 0xFFu);
-    *a1 = u0 ^ ((u1 << 1) ^ (0x11Du & (0u - (u1 >> 7)))) ^ (s >> 24);
+/*
+ * rho's constants from a batch x of S-box inputs (byte 4k + s = input s,
+ * at b_2, b_7, b_16, b_29, of round k), in byte 4k:
+ *   wc = s_0 ^ s_1 ^ s_2              (a_0' = a_0 ^ a_1 ^ wc)
+ *   vc = s_0 ^ 2 s_1 ^ s_3 ^ 0x1d     (a_1' = a_0 ^ vc ^ 2 a_1 ^ 0x1d)
+ */
+MBSC_ALWAYS_INLINE void enocoro_consts(__m128i x, __m128i *wc, __m128i *vc)
+{
+    __m128i xs;
+    __m128i sv = enocoro_sbox(x, &xs);
+
+    *wc = X3(sv, _mm_srli_epi32(sv, 8), _mm_srli_epi32(sv, 16));
+    *vc = X3(sv, _mm_srli_epi32(xs, 8), _mm_srli_epi32(sv, 24));
 }
+
+/*
+ * Round k of a group, a_0 = a0, a_1 = a1 in byte 0, its constants in byte
+ * 4k of wc and vc; 2 a_1 ^ 0x1d = (a_1 + a_1) ^ pshufb(0x1d.., a_1).  The
+ * keystream byte (a_1 before the round) and the new a_0 are shifted into
+ * the top byte of z and of am.
+ */
+#define ENOCORO_ROUND(k)                                                                           \
+    do {                                                                                           \
+        __m128i wk_ = (k) == 0 ? wc : _mm_srli_si128(wc, 4 * (k));                                 \
+        __m128i vk_ = (k) == 0 ? vc : _mm_srli_si128(vc, 4 * (k));                                 \
+        __m128i p_ = _mm_xor_si128(a0, vk_);                                                       \
+        z = _mm_alignr_epi8(a1, z, 1);                                                             \
+        a0 = _mm_xor_si128(_mm_xor_si128(a0, wk_), a1);                                            \
+        a1 = _mm_xor_si128(_mm_xor_si128(_mm_add_epi8(a1, a1), p_), _mm_shuffle_epi8(k1d, a1));    \
+        am = _mm_alignr_epi8(a0, am, 1);                                                           \
+    } while (0)
+
+/*
+ * One group of four rounds: lambda and the gather of the next group's
+ * S-box inputs first (they need only the group's start), the inputs at
+ * places 2, 1, 0 (a_0 after rounds 0..2, from am) and 31 (a_0 after
+ * round 3) as they come, then the next group's sixteen S-boxes.
+ */
+#define ENOCORO_GROUP()                                                                            \
+    do {                                                                                           \
+        __m128i l2_ =                                                                              \
+            _mm_xor_si128(_mm_xor_si128(_mm_alignr_epi8(l, h, 12), _mm_shuffle_epi8(l, fb_l)),     \
+                          _mm_shuffle_epi8(am, fold_idx));                                         \
+        __m128i h2_ = _mm_xor_si128(_mm_alignr_epi8(h, l, 12), _mm_shuffle_epi8(h, fb_h));         \
+        __m128i x_;                                                                                \
+        l = l2_;                                                                                   \
+        h = h2_;                                                                                   \
+        x_ = _mm_or_si128(_mm_shuffle_epi8(l, g_l), _mm_shuffle_epi8(h, g_h));                     \
+        ENOCORO_ROUND(0);                                                                          \
+        ENOCORO_ROUND(1);                                                                          \
+        ENOCORO_ROUND(2);                                                                          \
+        x_ = _mm_xor_si128(x_, _mm_shuffle_epi8(am, tight_idx));                                   \
+        ENOCORO_ROUND(3);                                                                          \
+        x_ = _mm_xor_si128(x_, _mm_shuffle_epi8(a0, t12_idx));                                     \
+        enocoro_consts(x_, &wc, &vc);                                                              \
+    } while (0)
 
 /*
  * The buffer in logical order, b_0..b_15 and b_16..b_31, from the circular
@@ -91,7 +161,6 @@ MBSC_ALWAYS_INLINE void enocoro_load_logical(const struct enocoro_state *st, __m
     const __m128i bit7 = _mm_set1_epi8(-128);
     __m128i j, sel0, sel1;
 
-    /* j = (top + i) & 31 for i = 0..15, then 16..31. */
     j = _mm_and_si128(_mm_add_epi8(iota, top), mask31);
     sel0 = _mm_or_si128(j, _mm_and_si128(_mm_slli_epi16(j, 3), bit7));
     j = _mm_xor_si128(j, sixteen);
@@ -104,78 +173,80 @@ MBSC_ALWAYS_INLINE void enocoro_load_logical(const struct enocoro_state *st, __m
     *h = _mm_or_si128(_mm_shuffle_epi8(m0, sel0), _mm_shuffle_epi8(m1, sel1));
 }
 
-/*
- * 4 * groups rounds from the current position, out = in ^ z, with the whole buffer in two xmm
- * registers in logical order (L = b_0..b_15, H = b_16..b_31) and lambda
- * done four rounds at a time.  Four rounds of lambda move the buffer up
- * by four places and leave, in the places written meanwhile (notation of
- * enocoro128v2_ct.c, b_i the bytes before the four rounds t..t+3):
- *   b'_(3..6)   = b_(-1..2) ^ b_(3..6)    (b_2 ^ b_6 of each round)
- *   b'_(8..11)  = b_(4..7)  ^ b_(12..15)  (b_7 ^ b_15)
- *   b'_(17..20) = b_(13..16) ^ b_(25..28) (b_16 ^ b_28)
- *   b'_(0..3)  ^= a_0 of rounds t+3, t+2, t+1, t   (b_31 ^ a_0)
- * where the shift by four supplies the first operand of each XOR: so
- * lambda is two byte-aligns, three masked XORs and the four a_0 bytes.
- * Nothing is written to memory inside the block; the S-box inputs are
- * gathered from L and H by two byte shuffles.
- */
-static void enocoro_ssse3_groups(struct enocoro_state *st, uint8_t *out, const uint8_t *in,
+/* A shuffle index lane that gives 0. */
+#define Z (-128)
+
+/* 4 * groups rounds from the current position, out = in ^ z. */
+static void enocoro_ssse3_groups(struct enocoro_vec_state *vs, uint8_t *out, const uint8_t *in,
                                  size_t groups)
 {
-    /* Gather: byte 4k+s = S-box input s (b_2, b_7, b_16, b_29) of round
-     * t+k, i.e. places 2-k, 7-k, 16-k, 29-k (-1 = 31); 0x80 gives 0. */
-    const __m128i from_l =
-        _mm_setr_epi8(2, 7, -128, -128, 1, 6, 15, -128, 0, 5, 14, -128, -128, 4, 13, -128);
-    const __m128i from_h = _mm_setr_epi8(-128, -128, 0, 13, -128, -128, -128, 12, -128, -128, -128,
-                                         11, 15, -128, -128, 10);
-    const __m128i m_3_6 = _mm_setr_epi8(0, 0, 0, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m128i m_8_11 = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1, 0, 0, 0, 0);
-    const __m128i m_1_4 = _mm_setr_epi8(0, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    struct enocoro_state *st = &vs->s;
+    const __m128i k1d = _mm_set1_epi8(0x1d);
+    /* S-box inputs of round k in bytes 4k..4k+3: places 2-k, 7-k, 16-k,
+     * 29-k (-1 = 31), from L (g_l) and from H (g_h). */
+    const __m128i g_l = _mm_setr_epi8(2, 7, Z, Z, 1, 6, 15, Z, 0, 5, 14, Z, Z, 4, 13, Z);
+    const __m128i g_h = _mm_setr_epi8(Z, Z, 0, 13, Z, Z, Z, 12, Z, Z, Z, 11, 15, Z, Z, 10);
+    /* lambda's feedback sources (see the top of the file). */
+    const __m128i fb_l = _mm_setr_epi8(Z, Z, Z, 3, 4, 5, 6, Z, 12, 13, 14, 15, Z, Z, Z, Z);
+    const __m128i fb_h = _mm_setr_epi8(Z, 9, 10, 11, 12, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
+    /* am holds a_0 after each round in its top bytes; at a group's start
+     * bytes 11..14 are a_0 before rounds 0..3 of the group before, which
+     * belong at places 3, 2, 1, 0 (merge_idx); four rounds of lambda move
+     * them to places 4..7 and feed place 3 back into 3 (fold_idx). */
+    const __m128i fold_idx = _mm_setr_epi8(Z, Z, Z, 11, 14, 13, 12, 11, Z, Z, Z, Z, Z, Z, Z, Z);
+    const __m128i merge_idx = _mm_setr_epi8(14, 13, 12, 11, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
+    /* After round 2: a_0 after rounds 0..2 to the inputs at places 2, 1,
+     * 0 (bytes 0, 4, 8); after round 3, a_0 to place 31 (byte 12). */
+    const __m128i tight_idx = _mm_setr_epi8(13, Z, Z, Z, 14, Z, Z, Z, 15, Z, Z, Z, Z, Z, Z, Z);
+    const __m128i t12_idx = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, Z, Z, Z);
     __m128i l, h;
-    uint32_t a0 = st->a0, a1 = st->a1;
+    __m128i a0 = _mm_cvtsi32_si128(st->a0), a1 = _mm_cvtsi32_si128(st->a1);
+    /* am as the rounds before would have left it: the buffer is complete,
+     * and only a_0 of this call's first round is still to come (byte 15). */
+    __m128i am = _mm_slli_si128(a0, 15), z = _mm_setzero_si128();
+    __m128i wc, vc;
+    size_t g = 0;
 
-    enocoro_load_logical(st, &l, &h);
-    for (size_t g = 0; g < groups; g++, out += 4, in += 4) {
-        /* b_31 ^ a_0 is round t+3's b_2 (lane 12). */
-        __m128i x = _mm_or_si128(_mm_shuffle_epi8(l, from_l), _mm_shuffle_epi8(h, from_h));
-        __m128i sv, l2, h2;
-        uint64_t s01, s23;
-        uint32_t a0s;
+    if (vs->ready) {
+        /* Left by the last call, which ended here with top = 0. */
+        l = _mm_loadu_si128((const __m128i *)(const void *)st->b);
+        h = _mm_loadu_si128((const __m128i *)(const void *)(st->b + 16));
+        wc = _mm_loadu_si128((const __m128i *)(const void *)vs->wc);
+        vc = _mm_loadu_si128((const __m128i *)(const void *)vs->vc);
+    } else {
+        __m128i x;
 
-        x = _mm_xor_si128(x, _mm_slli_si128(_mm_cvtsi32_si128((int)a0), 12));
-        sv = enocoro_sbox_v(x);
-        s01 = (uint64_t)_mm_cvtsi128_si64(sv);
-        s23 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sv, sv));
-
-        a0s = a0 << 24;
-        out[0] = (uint8_t)(in[0] ^ a1);
-        enocoro_rho((uint32_t)s01, &a0, &a1);
-        a0s |= a0 << 16;
-        out[1] = (uint8_t)(in[1] ^ a1);
-        enocoro_rho((uint32_t)(s01 >> 32), &a0, &a1);
-        a0s |= a0 << 8;
-        out[2] = (uint8_t)(in[2] ^ a1);
-        enocoro_rho((uint32_t)s23, &a0, &a1);
-        a0s |= a0;
-        out[3] = (uint8_t)(in[3] ^ a1);
-        enocoro_rho((uint32_t)(s23 >> 32), &a0, &a1);
-
-        /* lambda, four rounds at once (see above). */
-        l2 = _mm_alignr_epi8(l, h, 12); /* b'_i = b_(i-4) */
-        h2 = _mm_alignr_epi8(h, l, 12);
-        l2 = _mm_xor_si128(l2, _mm_and_si128(l, m_3_6));
-        l2 = _mm_xor_si128(l2, _mm_and_si128(_mm_srli_si128(l, 4), m_8_11));
-        h2 = _mm_xor_si128(h2, _mm_and_si128(_mm_srli_si128(h, 8), m_1_4));
-        l = _mm_xor_si128(l2, _mm_cvtsi32_si128((int)a0s));
-        h = h2;
+        enocoro_load_logical(st, &l, &h);
+        x = _mm_or_si128(_mm_shuffle_epi8(l, g_l), _mm_shuffle_epi8(h, g_h));
+        x = _mm_xor_si128(x, _mm_shuffle_epi8(a0, t12_idx));
+        enocoro_consts(x, &wc, &vc);
     }
-    /* Stored in logical order: the start index is 0 again. */
+    for (; g + 4 <= groups; g += 4, out += 16, in += 16) {
+        ENOCORO_GROUP();
+        ENOCORO_GROUP();
+        ENOCORO_GROUP();
+        ENOCORO_GROUP();
+        _mm_storeu_si128((__m128i *)(void *)out,
+                         _mm_xor_si128(z, _mm_loadu_si128((const __m128i *)(const void *)in)));
+    }
+    for (; g < groups; g++, out += 4, in += 4) {
+        ENOCORO_GROUP();
+        mbsc_store32_le(out,
+                        mbsc_load32_le(in) ^ (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(z, 12)));
+    }
+    /* The last group's a_0 bytes; stored in logical order, so the start
+     * index is 0 again. */
+    l = _mm_xor_si128(l, _mm_shuffle_epi8(am, merge_idx));
     _mm_storeu_si128((__m128i *)(void *)st->b, l);
     _mm_storeu_si128((__m128i *)(void *)(st->b + 16), h);
+    _mm_storeu_si128((__m128i *)(void *)vs->wc, wc);
+    _mm_storeu_si128((__m128i *)(void *)vs->vc, vc);
+    vs->ready = 1;
     st->top = 0;
-    st->a0 = (uint8_t)a0;
-    st->a1 = (uint8_t)a1;
+    st->a0 = (uint8_t)_mm_cvtsi128_si32(a0);
+    st->a1 = (uint8_t)_mm_cvtsi128_si32(a1);
 }
+#undef Z
 
 /*
  * The stream: groups of four rounds in registers from wherever the stream
@@ -184,22 +255,26 @@ static void enocoro_ssse3_groups(struct enocoro_state *st, uint8_t *out, const u
  */
 static void enocoro_ssse3_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
-    struct enocoro_state *st = state;
+    struct enocoro_vec_state *vs = state;
     size_t groups = len / 4u;
 
     if (len == 0) {
         return;
     }
     if (groups > 0) {
-        enocoro_ssse3_groups(st, out, in, groups);
+        enocoro_ssse3_groups(vs, out, in, groups);
     }
-    mbsc_enocoro_rounds(st, out + 4u * groups, in + 4u * groups, len % 4u);
+    if (len % 4u != 0) {
+        /* Single rounds move the stream off the group boundary. */
+        vs->ready = 0;
+        mbsc_enocoro_rounds(&vs->s, out + 4u * groups, in + 4u * groups, len % 4u);
+    }
 }
 
 const struct mbsc_cipher_impl mbsc_enocoro128v2_ssse3 = {
     .name = "ssse3",
     .cpu_needs = MBSC_CPU_SSSE3,
-    .state_bytes = sizeof(struct enocoro_state),
-    .init = mbsc_enocoro_init,
+    .state_bytes = sizeof(struct enocoro_vec_state),
+    .init = mbsc_enocoro_vec_init,
     .xor_stream = enocoro_ssse3_xor,
 };
