@@ -20,6 +20,23 @@
 
 #define CHACHA20_BLOCK_BYTES 64u
 
+/*
+ * The quarter round of RFC 8439 section 2.1 on scalar words: the portable
+ * code, and the block the AVX2 and NEON kernels compute in general-purpose
+ * registers beside their vector blocks.
+ */
+#define CHACHA20_QR(a, b, c, d)                                                                    \
+    do {                                                                                           \
+        a += b;                                                                                    \
+        d = mbsc_rotl32(d ^ a, 16);                                                                \
+        c += d;                                                                                    \
+        b = mbsc_rotl32(b ^ c, 12);                                                                \
+        a += b;                                                                                    \
+        d = mbsc_rotl32(d ^ a, 8);                                                                 \
+        c += d;                                                                                    \
+        b = mbsc_rotl32(b ^ c, 7);                                                                 \
+    } while (0)
+
 struct chacha20_state {
     /* Words 0..15 of RFC 8439 section 2.3; word 12 is the counter of the
      * next block to be produced. */

@@ -223,19 +223,6 @@ MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint8_t *out, con
 #endif
 #define BATCH_BLOCKS (8u + SCALAR_LANE)
 
-/* RFC 8439 section 2.1 on scalar words, for the ninth block. */
-#define SQR(a, b, c, d)                                                                            \
-    do {                                                                                           \
-        a += b;                                                                                    \
-        d = mbsc_rotl32(d ^ a, 16);                                                                \
-        c += d;                                                                                    \
-        b = mbsc_rotl32(b ^ c, 12);                                                                \
-        a += b;                                                                                    \
-        d = mbsc_rotl32(d ^ a, 8);                                                                 \
-        c += d;                                                                                    \
-        b = mbsc_rotl32(b ^ c, 7);                                                                 \
-    } while (0)
-
 /* Block 8 (the scalar one): w[0..15] its keystream words. */
 static inline void put_scalar_block(uint8_t *out, const uint8_t *in, size_t nxor, uint8_t *tail,
                                     const uint32_t w[16])
@@ -290,10 +277,10 @@ static void kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *i
         /* Columns 0, 1. */
         QR(x0, x4, c0, x12);
         if (SCALAR_LANE)
-            SQR(s0, s4, s8, s12);
+            CHACHA20_QR(s0, s4, s8, s12);
         QR(x1, x5, c1, x13);
         if (SCALAR_LANE)
-            SQR(s1, s5, s9, s13);
+            CHACHA20_QR(s1, s5, s9, s13);
         cp[0] = c0;
         cp[1] = c1;
         __asm__ volatile("" ::: "memory");
@@ -302,16 +289,16 @@ static void kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *i
         /* Columns 2, 3, then diagonals (0, 5, 10, 15) and (1, 6, 11, 12). */
         QR(x2, x6, c2, x14);
         if (SCALAR_LANE)
-            SQR(s2, s6, s10, s14);
+            CHACHA20_QR(s2, s6, s10, s14);
         QR(x3, x7, c3, x15);
         if (SCALAR_LANE)
-            SQR(s3, s7, s11, s15);
+            CHACHA20_QR(s3, s7, s11, s15);
         QR(x0, x5, c2, x15);
         if (SCALAR_LANE)
-            SQR(s0, s5, s10, s15);
+            CHACHA20_QR(s0, s5, s10, s15);
         QR(x1, x6, c3, x12);
         if (SCALAR_LANE)
-            SQR(s1, s6, s11, s12);
+            CHACHA20_QR(s1, s6, s11, s12);
         cp[2] = c2;
         cp[3] = c3;
         __asm__ volatile("" ::: "memory");
@@ -320,10 +307,10 @@ static void kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *i
         /* Diagonals (2, 7, 8, 13) and (3, 4, 9, 14). */
         QR(x2, x7, c0, x13);
         if (SCALAR_LANE)
-            SQR(s2, s7, s8, s13);
+            CHACHA20_QR(s2, s7, s8, s13);
         QR(x3, x4, c1, x14);
         if (SCALAR_LANE)
-            SQR(s3, s4, s9, s14);
+            CHACHA20_QR(s3, s4, s9, s14);
         cp[0] = c0;
         cp[1] = c1;
         __asm__ volatile("" ::: "memory");

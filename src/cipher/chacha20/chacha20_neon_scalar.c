@@ -42,19 +42,6 @@
  */
 #include "chacha20_neon.h"
 
-/* RFC 8439 section 2.1 on scalar words. */
-#define SCALAR_QR(a, b, c, d)                                                                      \
-    do {                                                                                           \
-        a += b;                                                                                    \
-        d = mbsc_rotl32(d ^ a, 16);                                                                \
-        c += d;                                                                                    \
-        b = mbsc_rotl32(b ^ c, 12);                                                                \
-        a += b;                                                                                    \
-        d = mbsc_rotl32(d ^ a, 8);                                                                 \
-        c += d;                                                                                    \
-        b = mbsc_rotl32(b ^ c, 7);                                                                 \
-    } while (0)
-
 /* Block 4 of the batch (counter input[12] + 4) from the scalar words. */
 static void put_scalar_block(uint8_t *out, const uint8_t *in, size_t nxor, uint8_t *tail,
                              const uint32_t s[16])
@@ -113,21 +100,21 @@ static void chacha20_kernel_neon_scalar(const uint32_t input[16], uint8_t *out, 
             /* Columns, then diagonals; each NEON quarter round beside a
              * scalar one, so the two pipelines fill together. */
             QR(x0, x4, x8, x12);
-            SCALAR_QR(s0, s4, s8, s12);
+            CHACHA20_QR(s0, s4, s8, s12);
             QR(x1, x5, x9, x13);
-            SCALAR_QR(s1, s5, s9, s13);
+            CHACHA20_QR(s1, s5, s9, s13);
             QR(x2, x6, x10, x14);
-            SCALAR_QR(s2, s6, s10, s14);
+            CHACHA20_QR(s2, s6, s10, s14);
             QR(x3, x7, x11, x15);
-            SCALAR_QR(s3, s7, s11, s15);
+            CHACHA20_QR(s3, s7, s11, s15);
             QR(x0, x5, x10, x15);
-            SCALAR_QR(s0, s5, s10, s15);
+            CHACHA20_QR(s0, s5, s10, s15);
             QR(x1, x6, x11, x12);
-            SCALAR_QR(s1, s6, s11, s12);
+            CHACHA20_QR(s1, s6, s11, s12);
             QR(x2, x7, x8, x13);
-            SCALAR_QR(s2, s7, s8, s13);
+            CHACHA20_QR(s2, s7, s8, s13);
             QR(x3, x4, x9, x14);
-            SCALAR_QR(s3, s4, s9, s14);
+            CHACHA20_QR(s3, s4, s9, s14);
         }
         s[0] = s0 + input[0];
         s[1] = s1 + input[1];

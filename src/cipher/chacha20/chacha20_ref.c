@@ -50,19 +50,6 @@
 
 #include <string.h>
 
-/* RFC 8439 section 2.1. */
-#define CHACHA20_QR(a, b, c, d)                                                                    \
-    do {                                                                                           \
-        a += b;                                                                                    \
-        d = mbsc_rotl32(d ^ a, 16);                                                                \
-        c += d;                                                                                    \
-        b = mbsc_rotl32(b ^ c, 12);                                                                \
-        a += b;                                                                                    \
-        d = mbsc_rotl32(d ^ a, 8);                                                                 \
-        c += d;                                                                                    \
-        b = mbsc_rotl32(b ^ c, 7);                                                                 \
-    } while (0)
-
 /*
  * The 20 rounds of RFC 8439 section 2.3 on sixteen scalar words, followed by
  * the feed-forward addition of the input words.  Declares x0..x15.
