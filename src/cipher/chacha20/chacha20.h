@@ -6,8 +6,8 @@
  *
  * Every implementation uses the same state and the same driver; they
  * differ only in the kernel, which computes up to `lanes` consecutive
- * blocks at once (1 for the portable code, 4 for NEON, 9 for AVX2: 8 in
- * vectors and one scalar, 16 for AVX-512).  The driver hands a kernel exactly the blocks the caller
+ * blocks at once (1 for the portable code, 4 for NEON, 72 for AVX2: eight
+ * batches of 8 blocks in vectors and one scalar, 16 for AVX-512).  The driver hands a kernel exactly the blocks the caller
  * needs (the last call of a message asks for fewer than `lanes`), so a short message costs its own
  * blocks' share of a batch, never a wasted batch of keystream thrown away, and one block alone goes
  * to the scalar code unless the implementation has a faster single-block kernel.  Kernels may
@@ -66,7 +66,7 @@ typedef void chacha20_kernel(const uint32_t input[16], uint8_t *out, const uint8
 /* The portable one-block kernel (chacha20_ref.c). */
 void mbsc_chacha20_kernel_ref(const uint32_t input[16], uint8_t *out, const uint8_t *in,
                               size_t nxor, uint8_t *tail);
-/* AVX2: 8 vector lanes and a ninth, scalar block (chacha20_avx2.c). */
+/* AVX2: batches of 8 vector lanes and a ninth, scalar block (chacha20_avx2.c). */
 void mbsc_chacha20_kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *in,
                                size_t nxor, uint8_t *tail);
 

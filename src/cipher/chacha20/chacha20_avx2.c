@@ -19,24 +19,32 @@
  * serialisation.
  *
  * Registers: sixteen state rows and the two shuffle masks do not fit in
- * x86-64's sixteen ymm registers, and the spills the compiler chose put
- * stores and reloads (with their store-forwarding latency) on the
- * dependency chains.  As OpenSSL's ChaCha20_8x does, the four rows c
- * (words 8-11) live in memory and two at a time in registers: a column
- * pair of quarter rounds uses c0, c1, the next pair and the first
- * diagonal pair use c2, c3, the last diagonal pair c0, c1 again, so each
- * double round moves only four rows to and from memory, far from their
- * use.  An empty asm with a memory clobber marks each switch, so that the
- * compiler keeps to that plan.
+ * x86-64's sixteen ymm registers.  As OpenSSL's ChaCha20_8x does, the four
+ * rows c (words 8-11) live in memory and two at a time in registers: a
+ * column pair of quarter rounds uses c0, c1, the next pair and the first
+ * diagonal pair use c2, c3, the last diagonal pair c0, c1 again, which
+ * the next double round's first columns use in turn, so each double round
+ * moves four rows to and from memory, far from their use.  The masks are
+ * memory operands of vpshufb.
  *
  * A ninth block in scalar registers: the vector units are the limit (each
- * quarter round is 16 vector instructions on three ports), while the
+ * quarter round is 16 vector instructions on three ports), while two
  * integer ports sit idle, so a full batch is nine blocks, the ninth
  * computed with general-purpose registers in the same loop (the trick of
- * OpenSSL's NEON code).  About 5% with the c rows in memory, 4% more with
- * the ninth block, on this project's development machine (docs/bench.md);
- * clang builds leave the ninth block out (SCALAR_LANE below).
+ * OpenSSL's NEON code).  Its words 8-11 move to and from memory with the
+ * vector rows c.
  *
+ * Why assembly: written in C with intrinsics, the same plan left gcc 12
+ * eight more ymm spills and the loop counter in memory, and clang 14 a
+ * schedule slower than eight lanes alone.  The double rounds of a full
+ * batch are therefore one inline-assembly loop with every register
+ * assigned by hand (double_rounds_asm below); the rest stays in C.  On
+ * this project's development machine (docs/bench.md) the loop took the
+ * forced AVX2 path from 1.07x to 1.12x libsodium's AVX2 ChaCha20 at 1 MiB.
+ * Its stack frame holds state and must be wiped (the C version left its
+ * spills): once per batch that cost 2%, so one call runs up to eight
+ * batches in one frame and wipes it once, 1.14x, with gcc and clang alike.
+
  * Short inputs: the driver (chacha20.h) asks for exactly the blocks a call
  * needs, and only those are stored.  Up to six blocks (a Modbus frame's
  * one-time key and payload are one to five) use the "horizontal" layout
@@ -153,8 +161,8 @@ static inline void put_pair(uint8_t *out, const uint8_t *in, size_t first, size_
  * blocks each, interleaved so that their dependency chains share the
  * ports.  Lanes past the blocks asked for are computed and dropped.
  */
-MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint8_t *out, const uint8_t *in,
-                                     size_t nxor, uint8_t *tail, int nq)
+MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint32_t counter, uint8_t *out,
+                                     const uint8_t *in, size_t nxor, uint8_t *tail, int nq)
 {
     const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2,
                                            3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
@@ -166,10 +174,10 @@ MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint8_t *out, con
         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(input + 4)));
     const __m256i c0 =
         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(input + 8)));
-    /* Row d of block m: word 12 (the counter) + m. */
-    const __m256i d0 = _mm256_add_epi32(
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(input + 12))),
-        _mm256_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0));
+    /* Row d of block m: counter + m, words 13-15. */
+    const __m256i d0 = _mm256_setr_epi32((int)counter, (int)input[13], (int)input[14],
+                                         (int)input[15], (int)(counter + 1u), (int)input[13],
+                                         (int)input[14], (int)input[15]);
     const __m256i two = _mm256_setr_epi32(2, 0, 0, 0, 2, 0, 0, 0);
     const __m256i d1 = _mm256_add_epi32(d0, two), d2 = _mm256_add_epi32(d1, two);
     __m256i a = a0, b = b0, c = c0, d = d0;
@@ -208,20 +216,133 @@ MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint8_t *out, con
                  _mm256_add_epi32(k, c0), _mm256_add_epi32(l, d2));
 }
 
-/* --- Full batches: eight lanes and a scalar block ---------------------- */
+/* --- Full batches: eight lanes and a scalar block, in assembly --------- */
 
 /*
- * The ninth, scalar block pays with gcc (about 4% here) but costs clang
- * about 10%: clang's schedule of the two interleaved loops leaves the
- * vector ports idle.  Measured with gcc 12 and clang 14 on this project's
- * development machine; clang builds use eight lanes.
+ * The double rounds of a full batch are one inline-assembly loop with
+ * every register assigned by hand (see the top of this file for why):
+ *
+ *   ymm0-3   rows a (words 0-3) of the eight vector blocks
+ *   ymm4-7   rows b (words 4-7)
+ *   ymm8-11  rows d (words 12-15)
+ *   ymm12-13 two of the rows c (words 8-11); the other two in the frame
+ *   ymm14-15 the shifted halves of the rotations by 12 and 7
+ *   eax ebx ecx edx, esi ebp r8d r9d, r10d-r13d: words 0-7 and 12-15 of
+ *            the scalar ninth block; r14d r15d two of its words 8-11
+ *   rdi      the frame below, which holds everything else
+ *
+ * That is every general-purpose register but rsp: rbp is saved in the
+ * frame and restored before the asm ends, so this also builds with
+ * -fno-omit-frame-pointer (a profiler that walks frame pointers sees a
+ * wrong caller for the ~0.15 us the loop runs; nothing else can look).
+ * Each pair of vector quarter rounds carries the same pair of scalar
+ * quarter rounds, spread between its instructions.
  */
-#if defined(__clang__)
-#define SCALAR_LANE 0
-#else
-#define SCALAR_LANE 1
-#endif
-#define BATCH_BLOCKS (8u + SCALAR_LANE)
+struct avx2_frame {
+    __m256i x[16];        /* offset 0: the vector state; rows c at 256..383 */
+    __m256i rot16, rot8;  /* 512, 544: vpshufb masks for rotations by 16, 8 */
+    uint32_t s[16];       /* 576: the scalar block; words 8-11 at 608..623 */
+    uint64_t saved_rbp;   /* 640 */
+    uint64_t rounds_left; /* 648: double rounds still to do */
+};
+MBSC_STATIC_ASSERT(offsetof(struct avx2_frame, rot16) == 512 &&
+                       offsetof(struct avx2_frame, s) == 576 &&
+                       offsetof(struct avx2_frame, saved_rbp) == 640 &&
+                       offsetof(struct avx2_frame, rounds_left) == 648,
+                   "the assembly below addresses struct avx2_frame by these offsets");
+
+#define Y(n) "%%ymm" #n
+#define VOP(op, src, dst) op " " src "," dst "," dst "\n\t"
+#define SOP(op, src, dst) op " " src "," dst "\n\t"
+/*
+ * Half of two vector quarter rounds (a, b, c, d) and (e, f, g, h) with
+ * half of two scalar ones (sa..sd) and (se..sh): rotation of d by rd
+ * (vpshufb with the mask at offset mask), of b by rb (two shifts, an OR).
+ */
+#define HALF_QR2(a, b, c, d, e, f, g, h, sa, sb, sc, sd, se, sf, sg, sh, mask, rd, rb, rbr)        \
+    VOP("vpaddd", Y(b), Y(a)) VOP("vpaddd", Y(f), Y(e))                                            \
+    SOP("add", sb, sa) SOP("add", sf, se)                                                          \
+    VOP("vpxor", Y(a), Y(d)) VOP("vpxor", Y(e), Y(h))                                              \
+    SOP("xor", sa, sd) SOP("xor", se, sh)                                                          \
+    VOP("vpshufb", mask "(%%rdi)", Y(d)) VOP("vpshufb", mask "(%%rdi)", Y(h))                      \
+    SOP("rol", "$" #rd, sd) SOP("rol", "$" #rd, sh)                                                \
+    VOP("vpaddd", Y(d), Y(c)) VOP("vpaddd", Y(h), Y(g))                                            \
+    SOP("add", sd, sc) SOP("add", sh, sg)                                                          \
+    VOP("vpxor", Y(c), Y(b)) VOP("vpxor", Y(g), Y(f))                                              \
+    SOP("xor", sc, sb) SOP("xor", sg, sf)                                                          \
+    "vpsrld $" #rbr "," Y(b) ",%%ymm14\n\t"                                                        \
+    "vpsrld $" #rbr "," Y(f) ",%%ymm15\n\t"                                                        \
+    SOP("rol", "$" #rb, sb) SOP("rol", "$" #rb, sf)                                                \
+    "vpslld $" #rb "," Y(b) "," Y(b) "\n\t"                                                        \
+    "vpslld $" #rb "," Y(f) "," Y(f) "\n\t"                                                        \
+    VOP("vpor", "%%ymm14", Y(b)) VOP("vpor", "%%ymm15", Y(f))
+#define QR2(a, b, c, d, e, f, g, h, sa, sb, sc, sd, se, sf, sg, sh)                                \
+    HALF_QR2(a, b, c, d, e, f, g, h, sa, sb, sc, sd, se, sf, sg, sh, "512", 16, 12, 20)            \
+    HALF_QR2(a, b, c, d, e, f, g, h, sa, sb, sc, sd, se, sf, sg, sh, "544", 8, 7, 25)
+/* Scalar words in registers; SC0, SC1 hold two of words 8-11 at a time. */
+#define S0 "%%eax"
+#define S1 "%%ebx"
+#define S2 "%%ecx"
+#define S3 "%%edx"
+#define S4 "%%esi"
+#define S5 "%%ebp"
+#define S6 "%%r8d"
+#define S7 "%%r9d"
+#define S12 "%%r10d"
+#define S13 "%%r11d"
+#define S14 "%%r12d"
+#define S15 "%%r13d"
+#define SC0 "%%r14d"
+#define SC1 "%%r15d"
+/* Rows c: vector rows at 256 + 32 i, scalar words at 608 + 4 i. */
+#define SAVE_C(i, j)                                                                               \
+    "vmovdqa %%ymm12, " #i "(%%rdi)\n\t"                                                           \
+    "vmovdqa %%ymm13, " #j "(%%rdi)\n\t"
+#define LOAD_C(i, j)                                                                               \
+    "vmovdqa " #i "(%%rdi), %%ymm12\n\t"                                                           \
+    "vmovdqa " #j "(%%rdi), %%ymm13\n\t"
+#define SAVE_SC(i, j) "mov %%r14d, " #i "(%%rdi)\n\tmov %%r15d, " #j "(%%rdi)\n\t"
+#define LOAD_SC(i, j) "mov " #i "(%%rdi), %%r14d\n\tmov " #j "(%%rdi), %%r15d\n\t"
+/* Every register of the table above but rdi, to or from the frame. */
+#define MOVE_ALL(v, s)                                                                             \
+    v("0", "0") v("32", "1") v("64", "2") v("96", "3") v("128", "4") v("160", "5") v("192", "6")   \
+    v("224", "7") v("256", "12") v("288", "13") v("384", "8") v("416", "9") v("448", "10")         \
+    v("480", "11") s("576", "eax") s("580", "ebx") s("584", "ecx") s("588", "edx")                 \
+    s("592", "esi") s("596", "ebp") s("600", "r8d") s("604", "r9d") s("608", "r14d")               \
+    s("612", "r15d") s("624", "r10d") s("628", "r11d") s("632", "r12d") s("636", "r13d")
+#define VLOAD(off, r) "vmovdqa " off "(%%rdi), %%ymm" r "\n\t"
+#define VSTORE(off, r) "vmovdqa %%ymm" r ", " off "(%%rdi)\n\t"
+#define SLOAD(off, r) "mov " off "(%%rdi), %%" r "\n\t"
+#define SSTORE(off, r) "mov %%" r ", " off "(%%rdi)\n\t"
+
+/* The ten double rounds on fr->x (eight blocks) and fr->s (the ninth). */
+static inline void double_rounds_asm(struct avx2_frame *fr)
+{
+    /* A 64-bit register even on x32, where pointers are 32 bits wide. */
+    register unsigned long long frame __asm__("rdi") = (unsigned long long)(uintptr_t)fr;
+
+    fr->rounds_left = 10;
+    __asm__ volatile(
+        "mov %%rbp, 640(%%rdi)\n\t" MOVE_ALL(VLOAD, SLOAD) ".p2align 4\n"
+        "1:\n\t"
+        /* Columns 0, 1 with rows c 0, 1. */
+        QR2(0, 4, 12, 8, 1, 5, 13, 9, S0, S4, SC0, S12, S1, S5, SC1, S13)
+        SAVE_C(256, 288) SAVE_SC(608, 612) LOAD_C(320, 352) LOAD_SC(616, 620)
+        /* Columns 2, 3, diagonals (0, 5, 10, 15), (1, 6, 11, 12): c 2, 3. */
+        QR2(2, 6, 12, 10, 3, 7, 13, 11, S2, S6, SC0, S14, S3, S7, SC1, S15)
+        QR2(0, 5, 12, 11, 1, 6, 13, 8, S0, S5, SC0, S15, S1, S6, SC1, S12)
+        SAVE_C(320, 352) SAVE_SC(616, 620) LOAD_C(256, 288) LOAD_SC(608, 612)
+        /* Diagonals (2, 7, 8, 13), (3, 4, 9, 14): c 0, 1, kept for the
+         * next double round's first columns. */
+        QR2(2, 7, 12, 9, 3, 4, 13, 10, S2, S7, SC0, S13, S3, S4, SC1, S14)
+        "subq $1, 648(%%rdi)\n\t"
+        "jnz 1b\n\t" MOVE_ALL(VSTORE, SSTORE) "mov 640(%%rdi), %%rbp\n\t"
+        :
+        : "r"(frame)
+        : "memory", "cc", "rax", "rbx", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "r12",
+          "r13", "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
 
 /* Block 8 (the scalar one): w[0..15] its keystream words. */
 static inline void put_scalar_block(uint8_t *out, const uint8_t *in, size_t nxor, uint8_t *tail,
@@ -236,107 +357,43 @@ static inline void put_scalar_block(uint8_t *out, const uint8_t *in, size_t nxor
     }
 }
 
+/* Blocks per batch, and per kernel call (eight batches, 4.5 KiB). */
+#define BATCH_BLOCKS 9u
+#define AVX2_LANES (8u * BATCH_BLOCKS)
+
 /*
  * Eight vector blocks and the ninth in scalar registers (stored only when
  * asked for: for seven or eight blocks it is computed on ports that would
- * idle anyway, which costs less than a second copy of this loop).
+ * idle anyway, which costs less than a second copy of the loop).
  */
-static void kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *in, size_t nxor,
-                        uint8_t *tail)
+static void kernel_avx2(struct avx2_frame *frame, const uint32_t input[16], uint32_t counter,
+                        uint8_t *out, const uint8_t *in, size_t nxor, uint8_t *tail)
 {
-    /* The ninth block, counter input[12] + 8: the driver asks for nine
-     * blocks only when that counter does not wrap, and a wrapped one of a
-     * shorter batch is never stored. */
-    uint32_t s0 = input[0], s1 = input[1], s2 = input[2], s3 = input[3];
-    uint32_t s4 = input[4], s5 = input[5], s6 = input[6], s7 = input[7];
-    uint32_t s8 = input[8], s9 = input[9], s10 = input[10], s11 = input[11];
-    uint32_t s12 = input[12] + 8u, s13 = input[13], s14 = input[14], s15 = input[15];
-    const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2,
-                                           3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3,
-                                          0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
-    const __m256i ctr = _mm256_add_epi32(_mm256_set1_epi32((int)input[12]),
+    const __m256i ctr = _mm256_add_epi32(_mm256_set1_epi32((int)counter),
                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    __m256i x0 = _mm256_set1_epi32((int)input[0]), x1 = _mm256_set1_epi32((int)input[1]);
-    __m256i x2 = _mm256_set1_epi32((int)input[2]), x3 = _mm256_set1_epi32((int)input[3]);
-    __m256i x4 = _mm256_set1_epi32((int)input[4]), x5 = _mm256_set1_epi32((int)input[5]);
-    __m256i x6 = _mm256_set1_epi32((int)input[6]), x7 = _mm256_set1_epi32((int)input[7]);
-    __m256i x8, x9, x10, x11;
-    __m256i x12 = ctr, x13 = _mm256_set1_epi32((int)input[13]);
-    __m256i x14 = _mm256_set1_epi32((int)input[14]), x15 = _mm256_set1_epi32((int)input[15]);
-    /* Rows c in memory (see the top of this file). */
-    __m256i cp[4] = {_mm256_set1_epi32((int)input[8]), _mm256_set1_epi32((int)input[9]),
-                     _mm256_set1_epi32((int)input[10]), _mm256_set1_epi32((int)input[11])};
 
-    /* The array's address escapes: the compiler must keep it in memory at
-     * every memory clobber below. */
-    __asm__ volatile("" : : "r"(cp) : "memory");
-    for (int r = 0; r < 10; r++) {
-        __m256i c0 = cp[0], c1 = cp[1], c2, c3;
-
-        /* Columns 0, 1. */
-        QR(x0, x4, c0, x12);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s0, s4, s8, s12);
-        QR(x1, x5, c1, x13);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s1, s5, s9, s13);
-        cp[0] = c0;
-        cp[1] = c1;
-        __asm__ volatile("" ::: "memory");
-        c2 = cp[2];
-        c3 = cp[3];
-        /* Columns 2, 3, then diagonals (0, 5, 10, 15) and (1, 6, 11, 12). */
-        QR(x2, x6, c2, x14);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s2, s6, s10, s14);
-        QR(x3, x7, c3, x15);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s3, s7, s11, s15);
-        QR(x0, x5, c2, x15);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s0, s5, s10, s15);
-        QR(x1, x6, c3, x12);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s1, s6, s11, s12);
-        cp[2] = c2;
-        cp[3] = c3;
-        __asm__ volatile("" ::: "memory");
-        c0 = cp[0];
-        c1 = cp[1];
-        /* Diagonals (2, 7, 8, 13) and (3, 4, 9, 14). */
-        QR(x2, x7, c0, x13);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s2, s7, s8, s13);
-        QR(x3, x4, c1, x14);
-        if (SCALAR_LANE)
-            CHACHA20_QR(s3, s4, s9, s14);
-        cp[0] = c0;
-        cp[1] = c1;
-        __asm__ volatile("" ::: "memory");
+    for (unsigned i = 0; i < 16u; i++) {
+        frame->x[i] = _mm256_set1_epi32((int)input[i]);
+        frame->s[i] = input[i];
     }
-    x8 = cp[0];
-    x9 = cp[1];
-    x10 = cp[2];
-    x11 = cp[3];
-#define ADD(x, i) x = _mm256_add_epi32(x, _mm256_set1_epi32((int)input[i]))
-    ADD(x0, 0);
-    ADD(x1, 1);
-    ADD(x2, 2);
-    ADD(x3, 3);
-    ADD(x4, 4);
-    ADD(x5, 5);
-    ADD(x6, 6);
-    ADD(x7, 7);
-    ADD(x8, 8);
-    ADD(x9, 9);
-    ADD(x10, 10);
-    ADD(x11, 11);
-    x12 = _mm256_add_epi32(x12, ctr);
-    ADD(x13, 13);
-    ADD(x14, 14);
-    ADD(x15, 15);
-#undef ADD
+    frame->x[12] = ctr;
+    /* The ninth block, counter + 8: the driver asks for nine blocks only
+     * when that counter does not wrap, and a wrapped one of a shorter
+     * batch is never stored. */
+    frame->s[12] = counter + 8u;
+    frame->rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1,
+                                6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    frame->rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7,
+                               4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    double_rounds_asm(frame);
+
+#define WORD(i) _mm256_add_epi32(frame->x[i], _mm256_set1_epi32((int)input[i]))
+    __m256i x0 = WORD(0), x1 = WORD(1), x2 = WORD(2), x3 = WORD(3);
+    __m256i x4 = WORD(4), x5 = WORD(5), x6 = WORD(6), x7 = WORD(7);
+    __m256i x8 = WORD(8), x9 = WORD(9), x10 = WORD(10), x11 = WORD(11);
+    __m256i x12 = _mm256_add_epi32(frame->x[12], ctr), x13 = WORD(13), x14 = WORD(14),
+            x15 = WORD(15);
+#undef WORD
 
     TRANSPOSE4(x0, x1, x2, x3);
     TRANSPOSE4(x4, x5, x6, x7);
@@ -355,35 +412,62 @@ static void kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *i
     BLOCK(2, x2, x6, x10, x14);
     BLOCK(3, x3, x7, x11, x15);
 #undef BLOCK
-    if (SCALAR_LANE && nxor + (tail != NULL) == 9u) {
-        const uint32_t w[16] = {
-            s0 + input[0],        s1 + input[1],   s2 + input[2],   s3 + input[3],
-            s4 + input[4],        s5 + input[5],   s6 + input[6],   s7 + input[7],
-            s8 + input[8],        s9 + input[9],   s10 + input[10], s11 + input[11],
-            s12 + input[12] + 8u, s13 + input[13], s14 + input[14], s15 + input[15]};
-        put_scalar_block(out, in, nxor, tail, w);
+    if (nxor + (tail != NULL) == 9u) {
+        for (unsigned i = 0; i < 16u; i++)
+            frame->s[i] += i == 12u ? counter + 8u : input[i];
+        put_scalar_block(out, in, nxor, tail, frame->s);
     }
 }
 
-/* Up to BATCH_BLOCKS blocks: the kernel of chacha20.h. */
+/* Blocks first, first + 1, ...: counter input[12] + first (out, in
+ * already advanced to them); tail as in chacha20.h, n of them in all. */
+MBSC_ALWAYS_INLINE void short_blocks(const uint32_t input[16], uint32_t first, uint8_t *out,
+                                     const uint8_t *in, size_t nxor, uint8_t *tail, size_t n)
+{
+    uint32_t counter = input[12] + first;
+
+    if (n <= 2u)
+        short_kernel(input, counter, out, in, nxor, tail, 1);
+    else if (n <= 4u)
+        short_kernel(input, counter, out, in, nxor, tail, 2);
+    else
+        short_kernel(input, counter, out, in, nxor, tail, 3);
+}
+
+/*
+ * The kernel of chacha20.h, up to AVX2_LANES blocks: batches of nine
+ * (seven or eight at the end, the scalar block then dropped), the last one
+ * to six blocks (or a short call's only ones) in quads.  Several batches
+ * per call share one frame, so that it is wiped once per call (a wipe per
+ * batch cost 2% here).
+ */
 void mbsc_chacha20_kernel_avx2(const uint32_t input[16], uint8_t *out, const uint8_t *in,
                                size_t nxor, uint8_t *tail)
 {
     size_t n = nxor + (tail != NULL);
+    size_t done = 0;
+    struct avx2_frame fr;
 
-    if (n <= 2u)
-        short_kernel(input, out, in, nxor, tail, 1);
-    else if (n <= 4u)
-        short_kernel(input, out, in, nxor, tail, 2);
-    else if (n <= 6u)
-        short_kernel(input, out, in, nxor, tail, 3);
-    else
-        kernel_avx2(input, out, in, nxor, tail);
+    while (n - done > 6u) {
+        size_t batch = n - done < BATCH_BLOCKS ? n - done : BATCH_BLOCKS;
+        /* Blocks of this batch XORed from in; the rest (at most one) is the tail. */
+        size_t bx = nxor - done < batch ? nxor - done : batch;
+
+        kernel_avx2(&fr, input, input[12] + (uint32_t)done, out + 64u * done, in + 64u * done, bx,
+                    bx < batch ? tail : NULL);
+        done += batch;
+    }
+    if (done < n)
+        short_blocks(input, (uint32_t)done, out + 64u * done, in + 64u * done, nxor - done, tail,
+                     n - done);
+    /* The frame holds the final states (keystream minus the input words). */
+    if (done > 0u)
+        mbsc_wipe(&fr, sizeof fr);
 }
 
 static void chacha20_avx2_xor(void *state, uint8_t *out, const uint8_t *in, size_t len)
 {
-    mbsc_chacha20_xor_kernels(state, out, in, len, mbsc_chacha20_kernel_avx2, BATCH_BLOCKS,
+    mbsc_chacha20_xor_kernels(state, out, in, len, mbsc_chacha20_kernel_avx2, AVX2_LANES,
                               mbsc_chacha20_kernel_avx2);
 }
 
