@@ -51,6 +51,9 @@ _Static_assert(MBSC_DIRECTION_KEY_BYTES == MBSC_NOISE_KEYLEN, "Split() gives 32-
  */
 #define KEYSTREAM_MAX_BYTES 1024u
 
+/* Alignment of a session's allocation and of its buffers (see buffers[]). */
+#define SESSION_ALIGN 16u
+
 /*
  * Sizes of the buffers of a session whose payloads are at most max_payload
  * bytes.  Output and input each hold two largest frames: a reply can be
@@ -142,9 +145,18 @@ struct mbsc_session {
     /* Keystream generated ahead, one buffer per direction (record.h). */
     uint8_t *ks_tx, *ks_rx;
 
-    /* payload, in, out, ks_tx, ks_rx: sized from max_payload at creation. */
-    uint8_t buffers[];
+    /* ks_tx, ks_rx, in, out, payload: sized from max_payload at creation,
+     * in an allocation aligned to SESSION_ALIGN (session_alloc). */
+    _Alignas(SESSION_ALIGN) uint8_t buffers[];
 };
+
+/* The allocation of a session: the struct and its buffers, rounded up to
+ * SESSION_ALIGN as aligned_alloc() wants. */
+static size_t session_bytes(const struct session_layout *lay)
+{
+    return (sizeof(struct mbsc_session) + lay->total + SESSION_ALIGN - 1u) &
+           ~(size_t)(SESSION_ALIGN - 1u);
+}
 
 #define NOISE(s) (&(s)->sec.noise)
 #define TX(s)    (&(s)->sec.rec.tx)
@@ -163,8 +175,8 @@ static int fail(mbsc_session *s, int error)
         return s->error;
     /* The handshake state or both directions, whichever is live. */
     mbsc_wipe(&s->sec, sizeof s->sec);
-    /* Input, output and both keystream buffers follow the payload. */
-    mbsc_wipe(s->in, s->lay.total - s->lay.payload_cap);
+    /* Both keystream buffers, input and output: all before the payload. */
+    mbsc_wipe(s->buffers, s->lay.total - s->lay.payload_cap);
     mbsc_wipe(s->handshake_hash, sizeof s->handshake_hash);
     /* A failed session names nobody: its peer was never confirmed, or is gone. */
     mbsc_wipe(s->peer_key, sizeof s->peer_key);
@@ -394,7 +406,9 @@ mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hoo
         return NULL;
     }
     lay = layout_for(cfg->max_payload);
-    s = calloc(1, sizeof *s + lay.total);
+    s = aligned_alloc(SESSION_ALIGN, session_bytes(&lay));
+    if (s != NULL)
+        memset(s, 0, session_bytes(&lay));
     if (s == NULL) {
         if (err != NULL)
             *err = MBSC_ERR_NOMEM;
@@ -402,11 +416,14 @@ mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hoo
     }
     s->lay = lay;
     s->max_payload = cfg->max_payload;
-    s->payload = s->buffers;
-    s->in = s->payload + lay.payload_cap;
-    s->out = s->in + lay.in_cap;
-    s->ks_tx = s->out + lay.out_cap;
+    /* The keystream first, 16-byte aligned like buffers[] (ks_cap is a
+     * multiple of 16): record.c's 16-byte words then never straddle a
+     * 4 KiB page, which costs about 10 ns a frame when one does. */
+    s->ks_tx = s->buffers;
     s->ks_rx = s->ks_tx + lay.ks_cap;
+    s->in = s->ks_rx + lay.ks_cap;
+    s->out = s->in + lay.in_cap;
+    s->payload = s->out + lay.out_cap;
     s->role = cfg->role;
     s->allowlist = cfg->allowlist;
     memcpy(s->ciphers, cfg->ciphers, cfg->n_ciphers);
@@ -453,7 +470,7 @@ MBSC_API void mbsc_session_free(mbsc_session *s)
 {
     if (s == NULL)
         return;
-    mbsc_wipe(s, sizeof *s + s->lay.total);
+    mbsc_wipe(s, session_bytes(&s->lay));
     free(s);
 }
 
@@ -785,7 +802,9 @@ MBSC_API void mbsc_session_refill(mbsc_session *s)
 
 size_t mbsc_session_footprint_for(size_t max_payload)
 {
-    return sizeof(struct mbsc_session) + layout_for(max_payload).total;
+    struct session_layout lay = layout_for(max_payload);
+
+    return session_bytes(&lay);
 }
 
 MBSC_API size_t mbsc_session_footprint(void)
