@@ -64,7 +64,9 @@ struct frame_subject {
     const mbsc_cipher *cipher;                 /* NULL: libsodium's AEAD */
     struct mbsc_record_dir tx, rx;             /* keystream generated in the call */
     struct mbsc_record_dir tx_ahead, rx_ahead; /* keystream refilled ahead */
-    uint8_t ks_tx[AHEAD_BYTES], ks_rx[AHEAD_BYTES];
+    /* 16-byte aligned, as a session's (session.c). */
+    _Alignas(16) uint8_t ks_tx[AHEAD_BYTES];
+    _Alignas(16) uint8_t ks_rx[AHEAD_BYTES];
     uint8_t nonce[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
     struct lat lat[BENCH_N_FRAME_SIZES];
     struct lat ahead[BENCH_N_FRAME_SIZES];
