@@ -7,11 +7,11 @@
  * Every implementation uses the same state and the same driver; they
  * differ only in the kernel, which computes up to `lanes` consecutive
  * blocks at once (1 for the portable code, 4 for NEON, 72 for AVX2: eight
- * batches of 8 blocks in vectors and one scalar, 16 for AVX-512).  The driver hands a kernel exactly the blocks the caller
- * needs (the last call of a message asks for fewer than `lanes`), so a short message costs its own
- * blocks' share of a batch, never a wasted batch of keystream thrown away, and one block alone goes
- * to the scalar code unless the implementation has a faster single-block kernel.  Kernels may
- * compute fewer lanes for short batches (AVX-512 does).
+ * batches of 8 blocks in vectors and one scalar, 16 for AVX-512).  The driver hands a kernel
+ * exactly the blocks the caller needs (the last call of a message asks for fewer than `lanes`), so
+ * a short message costs its own blocks' share of a batch, never a wasted batch of keystream thrown
+ * away, and one block alone goes to the scalar code unless the implementation has a faster
+ * single-block kernel.  Kernels may compute fewer lanes for short batches (AVX-512 does).
  */
 #ifndef MBSC_CHACHA20_H
 #define MBSC_CHACHA20_H

@@ -175,9 +175,9 @@ MBSC_ALWAYS_INLINE void short_kernel(const uint32_t input[16], uint32_t counter,
     const __m256i c0 =
         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(input + 8)));
     /* Row d of block m: counter + m, words 13-15. */
-    const __m256i d0 = _mm256_setr_epi32((int)counter, (int)input[13], (int)input[14],
-                                         (int)input[15], (int)(counter + 1u), (int)input[13],
-                                         (int)input[14], (int)input[15]);
+    const __m256i d0 =
+        _mm256_setr_epi32((int)counter, (int)input[13], (int)input[14], (int)input[15],
+                          (int)(counter + 1u), (int)input[13], (int)input[14], (int)input[15]);
     const __m256i two = _mm256_setr_epi32(2, 0, 0, 0, 2, 0, 0, 0);
     const __m256i d1 = _mm256_add_epi32(d0, two), d2 = _mm256_add_epi32(d1, two);
     __m256i a = a0, b = b0, c = c0, d = d0;
@@ -251,6 +251,9 @@ MBSC_STATIC_ASSERT(offsetof(struct avx2_frame, rot16) == 512 &&
                        offsetof(struct avx2_frame, rounds_left) == 648,
                    "the assembly below addresses struct avx2_frame by these offsets");
 
+/* The assembly text is laid out by hand, a line per instruction or pair
+ * of instructions, so clang-format leaves it alone. */
+/* clang-format off */
 #define Y(n) "%%ymm" #n
 #define VOP(op, src, dst) op " " src "," dst "," dst "\n\t"
 #define SOP(op, src, dst) op " " src "," dst "\n\t"
@@ -315,6 +318,8 @@ MBSC_STATIC_ASSERT(offsetof(struct avx2_frame, rot16) == 512 &&
 #define SLOAD(off, r) "mov " off "(%%rdi), %%" r "\n\t"
 #define SSTORE(off, r) "mov %%" r ", " off "(%%rdi)\n\t"
 
+/* clang-format on */
+
 /* The ten double rounds on fr->x (eight blocks) and fr->s (the ninth). */
 static inline void double_rounds_asm(struct avx2_frame *fr)
 {
@@ -322,6 +327,7 @@ static inline void double_rounds_asm(struct avx2_frame *fr)
     register unsigned long long frame __asm__("rdi") = (unsigned long long)(uintptr_t)fr;
 
     fr->rounds_left = 10;
+    /* clang-format off */
     __asm__ volatile(
         "mov %%rbp, 640(%%rdi)\n\t" MOVE_ALL(VLOAD, SLOAD) ".p2align 4\n"
         "1:\n\t"
@@ -342,6 +348,7 @@ static inline void double_rounds_asm(struct avx2_frame *fr)
         : "memory", "cc", "rax", "rbx", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "r12",
           "r13", "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
           "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    /* clang-format on */
 }
 
 /* Block 8 (the scalar one): w[0..15] its keystream words. */
@@ -359,7 +366,7 @@ static inline void put_scalar_block(uint8_t *out, const uint8_t *in, size_t nxor
 
 /* Blocks per batch, and per kernel call (eight batches, 4.5 KiB). */
 #define BATCH_BLOCKS 9u
-#define AVX2_LANES (8u * BATCH_BLOCKS)
+#define AVX2_LANES   (8u * BATCH_BLOCKS)
 
 /*
  * Eight vector blocks and the ninth in scalar registers (stored only when
@@ -381,10 +388,10 @@ static void kernel_avx2(struct avx2_frame *frame, const uint32_t input[16], uint
      * when that counter does not wrap, and a wrapped one of a shorter
      * batch is never stored. */
     frame->s[12] = counter + 8u;
-    frame->rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1,
-                                6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    frame->rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7,
-                               4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    frame->rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0,
+                                    1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    frame->rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2,
+                                   7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
     double_rounds_asm(frame);
 
 #define WORD(i) _mm256_add_epi32(frame->x[i], _mm256_set1_epi32((int)input[i]))
