@@ -146,7 +146,7 @@ struct mbsc_session {
     uint8_t *ks_tx, *ks_rx;
 
     /* ks_tx, ks_rx, in, out, payload: sized from max_payload at creation,
-     * in an allocation aligned to SESSION_ALIGN (session_alloc). */
+     * in an allocation aligned to SESSION_ALIGN (mbsc_session_create). */
     _Alignas(SESSION_ALIGN) uint8_t buffers[];
 };
 
@@ -407,13 +407,12 @@ mbsc_session *mbsc_session_create(const mbsc_config *cfg, mbsc_session_noise_hoo
     }
     lay = layout_for(cfg->max_payload);
     s = aligned_alloc(SESSION_ALIGN, session_bytes(&lay));
-    if (s != NULL)
-        memset(s, 0, session_bytes(&lay));
     if (s == NULL) {
         if (err != NULL)
             *err = MBSC_ERR_NOMEM;
         return NULL;
     }
+    memset(s, 0, session_bytes(&lay));
     s->lay = lay;
     s->max_payload = cfg->max_payload;
     /* The keystream first, 16-byte aligned like buffers[] (ks_cap is a
