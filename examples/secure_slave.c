@@ -438,6 +438,9 @@ static int load_policy(const struct options *o, mbsc_policy **policy)
         ex_msg("%s", why);
         return -1;
     }
+    /* Rules that grant more than they seem: said at start and at every reload. */
+    for (size_t i = 0; mbsc_policy_warning(*policy, i) != NULL; i++)
+        ex_msg("warning: %s", mbsc_policy_warning(*policy, i));
     return 0;
 }
 

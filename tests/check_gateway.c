@@ -638,6 +638,34 @@ START_TEST(t_bad_policy_refused_with_line)
 }
 END_TEST
 
+/* A rule that grants more than it seems is warned about at start and at every reload. */
+START_TEST(t_policy_warnings_at_start_and_reload)
+{
+    struct gwp g;
+    char want[256];
+
+    two_masters_allowed("operator", "viewer");
+    write_file("policy.txt", "operator function 0x08\n"
+                             "viewer   function 0x2b:0x0e 0x08:0x00\n");
+    start_server(&g, 1, "127.0.0.1:0");
+    snprintf(want, sizeof want, "warning: %s:1: role operator: 'function 0x08' (diagnostics)",
+             path_of("policy.txt"));
+    ck_assert_msg(wait_log(&g, want), "log: %s", g.log);
+    write_file("policy.txt", "# whole codes\n"
+                             "operator read holding-registers 0-9\n"
+                             "viewer   function 0x2B\n");
+    kill(g.pid, SIGHUP);
+    snprintf(want, sizeof want, "warning: %s:3: role viewer: 'function 0x2b'",
+             path_of("policy.txt"));
+    ck_assert_msg(wait_log(&g, want), "log: %s", g.log);
+    ck_assert_msg(wait_log(&g, "reloaded:"), "log: %s", g.log);
+    /* The narrow rules of the first file left no warning. */
+    snprintf(want, sizeof want, "%s:2:", path_of("policy.txt"));
+    ck_assert_msg(strstr(g.log, want) == NULL, "log: %s", g.log);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 struct keep_polling {
     modbus_t *ctx;
     volatile int stop;
@@ -928,8 +956,15 @@ START_TEST(t_secure_slave_policy_and_reload)
 
     gw_program = "examples/secure_slave";
     two_masters_allowed("operator", "viewer");
-    write_file("policy.txt", policy_text);
+    {
+        char text[512];
+
+        /* A whole 0x2b is warned about at start and at every reload. */
+        snprintf(text, sizeof text, "%sviewer function 0x2b\n", policy_text);
+        write_file("policy.txt", text);
+    }
     ck_assert_msg(gw_spawn(&g, args), "secure_slave did not start: %s", g.log);
+    ck_assert_msg(wait_log(&g, "policy.txt:4: role viewer: 'function 0x2b'"), "log: %s", g.log);
     alice = master(&g, 0);
     bob = master(&g, 1);
     ck_assert_int_eq(modbus_write_register(alice, 3, 30), 1);
@@ -948,6 +983,7 @@ START_TEST(t_secure_slave_policy_and_reload)
         write_file("allow.txt", b);
     }
     kill(g.pid, SIGHUP);
+    ck_assert_msg(wait_log(&g, "policy.txt:4: role viewer: 'function 0x2b'"), "log: %s", g.log);
     ck_assert_msg(wait_log(&g, "reloaded:"), "log: %s", g.log);
     ck_assert_int_eq(modbus_write_register(bob, 3, 32), 1);
     ck_assert_int_eq(modbus_read_registers(bob, 3, 1, &v), 1);
@@ -983,6 +1019,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_plc_goes_away_and_comes_back);
     tcase_add_test(tc, t_silent_and_malformed_plc);
     tcase_add_test(tc, t_bad_policy_refused_with_line);
+    tcase_add_test(tc, t_policy_warnings_at_start_and_reload);
     tcase_add_test(tc, t_reload_adds_removes_and_changes_roles);
     tcase_add_test(tc, t_client_gateway_to_server_gateway);
     tcase_add_test(tc, t_client_refuses_remote_plaintext);

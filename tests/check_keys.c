@@ -611,7 +611,7 @@ START_TEST(test_load_unreadable)
     ck_assert_int_eq(mkdir(tpath("dir"), 0700), 0);
     ck_assert_int_eq(mbsc_public_key_load(pub, tpath("dir"), why, sizeof why),
                      MBSC_ERR_KEY_FILE_UNREADABLE);
-    ck_assert_ptr_nonnull(strstr(why, "not a regular file"));
+    ck_assert_ptr_nonnull(strstr(why, "is a directory"));
     rmdir(tpath("dir"));
     /* a FIFO is refused without blocking on it */
     ck_assert_int_eq(mkfifo(tpath("fifo"), 0600), 0);
@@ -620,6 +620,83 @@ START_TEST(test_load_unreadable)
     ck_assert_ptr_nonnull(strstr(why, "not a regular file"));
     ck_assert_int_eq(mbsc_keypair_load(NULL, tpath("fifo"), why, sizeof why), MBSC_ERR_INVALID_ARG);
     ck_assert_int_eq(mbsc_keypair_load(&kp, NULL, why, sizeof why), MBSC_ERR_INVALID_ARG);
+}
+END_TEST
+
+/* A program's own file, read under a public key's rules (mbsc_trusted_file_read). */
+START_TEST(test_trusted_file_read)
+{
+    static const char text[] = "mode = server\nkey = gw.key\n";
+    static const mode_t bad[] = {0664, 0646, 0666, 0622};
+    char why[MBSC_WHY_SIZE], buf[64];
+    size_t len = 99, i;
+
+    write_str(tpath("gw.conf"), text, 0644);
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("gw.conf"), buf, sizeof buf, &len, why, sizeof why), MBSC_OK);
+    ck_assert_uint_eq(len, sizeof text - 1);
+    ck_assert_mem_eq(buf, text, len);
+    ck_assert_str_eq(why, "");
+    /* exactly cap bytes fit; one more is refused, and nothing is left behind */
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("gw.conf"), buf, sizeof text - 1, &len, why, sizeof why),
+        MBSC_OK);
+    memset(buf, 'x', sizeof buf);
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("gw.conf"), buf, sizeof text - 2, &len, why, sizeof why),
+        MBSC_ERR_BUFFER_TOO_SMALL);
+    ck_assert_uint_eq(len, 0);
+    ck_assert(sodium_is_zero((const unsigned char *)buf, sizeof text - 2));
+    ck_assert_msg(strstr(why, "too large") != NULL && strstr(why, tpath("gw.conf")) == why, "%s",
+                  why);
+    /* an empty file, checked without a buffer */
+    write_str(tpath("empty"), "", 0600);
+    ck_assert_int_eq(mbsc_trusted_file_read(tpath("empty"), NULL, 0, &len, why, sizeof why),
+                     MBSC_OK);
+    ck_assert_uint_eq(len, 0);
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_str(tpath("gw.conf"), text, bad[i]);
+        ck_assert_int_eq(
+            mbsc_trusted_file_read(tpath("gw.conf"), buf, sizeof buf, &len, why, sizeof why),
+            MBSC_ERR_KEY_FILE_PERMISSIONS);
+        ck_assert_msg(strstr(why, "fix: chmod go-w ") != NULL &&
+                          strstr(why, tpath("gw.conf")) == why,
+                      "mode %04o: %s", (unsigned)bad[i], why);
+    }
+
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("missing"), buf, sizeof buf, &len, why, sizeof why),
+        MBSC_ERR_KEY_FILE_UNREADABLE);
+    ck_assert_ptr_nonnull(strstr(why, "missing: "));
+    /* a directory is named as one, even a writable one: no chmod advice */
+    ck_assert_int_eq(mkdir(tpath("conf.d"), 0700), 0);
+    ck_assert_int_eq(chmod(tpath("conf.d"), 0777), 0);
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("conf.d"), buf, sizeof buf, &len, why, sizeof why),
+        MBSC_ERR_KEY_FILE_UNREADABLE);
+    ck_assert_msg(strstr(why, "is a directory") != NULL && strstr(why, "chmod") == NULL, "%s", why);
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("conf.d/"), buf, sizeof buf, &len, why, sizeof why),
+        MBSC_ERR_KEY_FILE_UNREADABLE);
+    ck_assert_msg(strstr(why, "is a directory") != NULL, "%s", why);
+    /* ... but it is still a directory on the way to a file inside it */
+    write_str(tpath("conf.d/gw.conf"), text, 0644);
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("conf.d/gw.conf"), buf, sizeof buf, &len, why, sizeof why),
+        MBSC_ERR_KEY_FILE_PERMISSIONS);
+    ck_assert_msg(strstr(why, "(mode 0777)") != NULL && strstr(why, "fix: chmod go-w ") != NULL,
+                  "%s", why);
+    ck_assert_int_eq(unlink(tpath("conf.d/gw.conf")), 0);
+    ck_assert_int_eq(rmdir(tpath("conf.d")), 0);
+
+    ck_assert_int_eq(mbsc_trusted_file_read(NULL, buf, sizeof buf, &len, why, sizeof why),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(
+        mbsc_trusted_file_read(tpath("gw.conf"), buf, sizeof buf, NULL, why, sizeof why),
+        MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_trusted_file_read(tpath("gw.conf"), NULL, 1, &len, why, sizeof why),
+                     MBSC_ERR_INVALID_ARG);
 }
 END_TEST
 
@@ -757,7 +834,7 @@ struct trust_ids {
 
 static char trust_base[64];
 
-enum trust_kind { T_SECRET, T_PUBLIC, T_LIST };
+enum trust_kind { T_SECRET, T_PUBLIC, T_LIST, T_FILE /* mbsc_trusted_file_read */ };
 
 struct trust_case {
     const char *name;
@@ -947,6 +1024,17 @@ static const struct trust_case trust_cases[] = {
     {"dot-dot through a writable dir", 0, su_dotdot, "open/../d/k", NULL, T_SECRET,
      MBSC_ERR_KEY_FILE_PERMISSIONS, "/open is writable", NULL},
     {"dot-dot, trusted dirs", 0, su_dotdot, "d/../d/./k", NULL, T_SECRET, MBSC_OK, NULL, NULL},
+    {"trusted file, private dir", 0, su_ok, "d/k", NULL, T_FILE, MBSC_OK, NULL, NULL},
+    {"another user's trusted file", 1, su_other_file, "d/k", NULL, T_FILE,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "owned by uid", "fix: chown"},
+    {"trusted file, dir owned by another user", 1, su_other_dir, "d/k", NULL, T_FILE,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "directory", "fix: chown"},
+    {"trusted file, world-writable dir", 0, su_world_dir, "d/k", NULL, T_FILE,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "mode 0757", "chmod go-w"},
+    {"trusted file, symlink into a writable dir", 0, su_link_bad_target_dir, "d/k", NULL, T_FILE,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "/open is writable", "chmod go-w"},
+    {"trusted file, sticky dir not owned by root", 0, su_sticky_user, "d/k", NULL, T_FILE,
+     MBSC_ERR_KEY_FILE_PERMISSIONS, "directory", "/d"},
 };
 
 /* In the child: load as id, compare; exit status 0 = as expected. */
@@ -981,10 +1069,14 @@ static int trust_child(const struct trust_case *c, const struct trust_ids *id, i
     } else if (c->kind == T_PUBLIC) {
         uint8_t pub[32];
         rc = mbsc_public_key_load(pub, path, why, sizeof why);
-    } else {
+    } else if (c->kind == T_LIST) {
         mbsc_allowlist *al = NULL;
         rc = mbsc_allowlist_load(&al, path, why, sizeof why);
         mbsc_allowlist_free(al);
+    } else {
+        char buf[128];
+        size_t len;
+        rc = mbsc_trusted_file_read(path, buf, sizeof buf, &len, why, sizeof why);
     }
     if (rc != expect || (c->why1 != NULL && strstr(why, c->why1) == NULL) ||
         (c->why2 != NULL && strstr(why, c->why2) == NULL) ||
@@ -1376,6 +1468,7 @@ Suite *keys_suite(void)
     tcase_add_test(tc, test_private_permissions_ok);
     tcase_add_test(tc, test_public_permissions);
     tcase_add_test(tc, test_load_unreadable);
+    tcase_add_test(tc, test_trusted_file_read);
     tcase_add_loop_test(tc, test_load_format, 0, (int)(sizeof bad_files / sizeof bad_files[0]));
     tcase_add_test(tc, test_load_line_ends);
     tcase_add_test(tc, test_load_too_large);

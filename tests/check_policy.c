@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_policy.c - roles to rights (mbsc/policy.h): the file format, its
- * errors, and the decision for every function code the table rules govern.
+ * errors and warnings, the decision for every function code the table
+ * rules govern, and sub-function rules.
  *
  * Request layouts are those of the Modbus Application Protocol
  * Specification v1.1b3, section 6 (function code, then big-endian address
- * and quantity fields); the expected decisions follow from the policy text
- * of each test, not from the code under test.
+ * and quantity fields; 0x08 diagnostics: a 16-bit sub-function, 6.8;
+ * 0x2B: an MEI type byte, 0x0E read device identification 6.21, 0x0D
+ * CANopen general reference 6.20; 0x18 read FIFO queue: the FIFO pointer
+ * address, 6.18); the expected decisions follow from the policy text of
+ * each test, not from the code under test.
  */
 #include <check.h>
 #include <stdio.h>
@@ -213,12 +217,27 @@ START_TEST(test_roles)
 }
 END_TEST
 
+/* 0x18 reads the FIFO queue at its pointer address: read access to that address decides. */
+START_TEST(test_fifo_queue)
+{
+    ALLOWED("operator", 0x18, 5, 0); /* one field: the second is past the PDU's end */
+    ALLOWED("operator", 0x18, 99, 0);
+    REFUSED("operator", 0x18, 100, 0,
+            "role operator may not read holding-registers 100-100 "
+            "(function 0x18)");
+    ALLOWED("viewer", 0x18, 9, 0);
+    REFUSED("viewer", 0x18, 10, 0, "read holding-registers 10-10"); /* the hole */
+    REFUSED("guest", 0x18, 0, 0, "role guest may not read holding-registers 0-0");
+}
+END_TEST
+
 /* Every PDU shorter than its function's address fields is refused, and the
  * check reads no byte past the end (ASan in CI; the copy is exactly n bytes). */
 START_TEST(test_short_requests)
 {
-    static const uint8_t codes[] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x0F, 0x10, 0x16, 0x17};
-    static const size_t need[] = {5, 5, 5, 5, 3, 3, 5, 5, 3, 9};
+    static const uint8_t codes[] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
+                                    0x0F, 0x10, 0x16, 0x17, 0x18};
+    static const size_t need[] = {5, 5, 5, 5, 3, 3, 5, 5, 3, 9, 3};
     uint8_t full[16] = {0};
     char why[MBSC_WHY_SIZE];
 
@@ -266,6 +285,25 @@ static const struct bad_policy bad_policies[] = {
     {"op function 0x80\n", 1, "bad function code"},
     {"op function ab\n", 1, "bad function code"},
     {"op none coils\n", 1, "'none' takes nothing after it"},
+    {"op function 0x18\n", 1,
+     "function 0x18 (read FIFO queue) reads or writes a table, so the table rules decide it: "
+     "allow it with a rule such as 'ROLE read holding-registers 0-99'"},
+    {"op function 0x17\n", 1, "'ROLE read-write holding-registers 0-99'"},
+    {"op function 0x11\nop function 0x08:\n", 2, "missing sub-function after ':'"},
+    {"op function :0x00\n", 1, "needs its function code, with no space before ':'"},
+    {"op function 0x08 :0x00\n", 1, "needs its function code, with no space before ':'"},
+    {"op function 0x08: 0x00\n", 1, "missing sub-function after ':' (no space after it"},
+    {"op function 0x08:0x10000\n", 1, "bad diagnostics sub-function (use CODE:SUB"},
+    {"op function 0x08:x\n", 1, "bad diagnostics sub-function"},
+    {"op function 0x08:1:2\n", 1, "bad diagnostics sub-function"},
+    {"op function 0x2b:0x100\n", 1, "bad MEI type (use CODE:TYPE"},
+    {"op function 0x2b:0x0e-\n", 1, "bad MEI type"},
+    {"op function 0x08:5-2\n", 1, "sub-function range runs backwards"},
+    {"op function 0x11:0\n", 1,
+     "function 0x11 has no sub-functions a rule can name (only 0x08 diagnostics and 0x2b MEI "
+     "types): write 'function 0x11' alone"},
+    {"op function 0x03:0\n", 1, "reads or writes a table"},
+    {"op function 0x80:0\n", 1, "bad function code"},
     {"# comment\n\nok read coils 0\nop read coils 0 x\n", 4, "bad address"},
 };
 
@@ -302,6 +340,138 @@ START_TEST(test_long_line_and_nul)
     ck_assert_int_eq(mbsc_policy_parse(&p, nul, sizeof nul - 1, NULL, why, sizeof why),
                      MBSC_ERR_POLICY_SYNTAX);
     ck_assert_ptr_nonnull(strstr(why, "policy:2: NUL byte"));
+}
+END_TEST
+
+/* --- Sub-functions and warnings ------------------------------------------ */
+
+static int check_bytes(const mbsc_policy *p, const char *role, const uint8_t *req, size_t n,
+                       char *why)
+{
+    uint8_t *copy = malloc(n); /* exactly n bytes: ASan sees a read past the end */
+    int rc;
+
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, req, n);
+    rc = mbsc_policy_check(p, role, copy, n, why, MBSC_WHY_SIZE);
+    free(copy);
+    return rc;
+}
+
+START_TEST(test_subfunctions)
+{
+    static const char text[] = "tech     function 0x08:0x00 0x2b:0x0e   # echo, identification\n"
+                               "counters function 0x08:0x0b-0x12,0x11\n"
+                               "counters function 0x08:0x0B\n"
+                               "eng      function 0x08 0x08:0x00\n";
+    static const uint8_t echo[] = {0x08, 0x00, 0x00, 0x12, 0x34};
+    static const uint8_t restart[] = {0x08, 0x00, 0x01, 0x00, 0x00};
+    static const uint8_t listen_only[] = {0x08, 0x00, 0x04, 0x00, 0x00};
+    static const uint8_t bus_messages[] = {0x08, 0x00, 0x0B, 0x00, 0x00};
+    static const uint8_t overrun_count[] = {0x08, 0x00, 0x12, 0x00, 0x00};
+    static const uint8_t clear_overrun[] = {0x08, 0x00, 0x14, 0x00, 0x00};
+    static const uint8_t high_byte[] = {0x08, 0x01, 0x00, 0x00, 0x00}; /* 0x0100, not 0x00 */
+    static const uint8_t device_id[] = {0x2B, 0x0E, 0x01, 0x00};
+    static const uint8_t canopen[] = {0x2B, 0x0D, 0x00, 0x00, 0x00};
+    char why[MBSC_WHY_SIZE];
+    mbsc_policy *p;
+    int rc = mbsc_policy_parse(&p, text, sizeof text - 1, "sub.policy", why, sizeof why);
+
+    ck_assert_msg(rc == MBSC_OK, "parse: %s (%s)", mbsc_strerror(rc), why);
+    /* 0x08:0x00 is return query data, and only it. */
+    ck_assert_int_eq(check_bytes(p, "tech", echo, sizeof echo, why), MBSC_OK);
+    ck_assert_int_eq(check_bytes(p, "tech", restart, sizeof restart, why), MBSC_ERR_POLICY_DENIED);
+    ck_assert_str_eq(why, "role tech may not use function 0x08 sub-function 0x0001");
+    ck_assert_int_eq(check_bytes(p, "tech", listen_only, sizeof listen_only, why),
+                     MBSC_ERR_POLICY_DENIED);
+    ck_assert_int_eq(check_bytes(p, "tech", high_byte, sizeof high_byte, why),
+                     MBSC_ERR_POLICY_DENIED);
+    ck_assert_str_eq(why, "role tech may not use function 0x08 sub-function 0x0100");
+    /* 0x2b:0x0e is device identification, and not CANopen. */
+    ck_assert_int_eq(check_bytes(p, "tech", device_id, sizeof device_id, why), MBSC_OK);
+    ck_assert_int_eq(check_bytes(p, "tech", canopen, sizeof canopen, why), MBSC_ERR_POLICY_DENIED);
+    ck_assert_str_eq(why, "role tech may not use function 0x2b MEI type 0x0d");
+    /* A range, its ends included, merged with what touches it. */
+    ck_assert_int_eq(check_bytes(p, "counters", bus_messages, sizeof bus_messages, why), MBSC_OK);
+    ck_assert_int_eq(check_bytes(p, "counters", overrun_count, sizeof overrun_count, why), MBSC_OK);
+    ck_assert_int_eq(check_bytes(p, "counters", clear_overrun, sizeof clear_overrun, why),
+                     MBSC_ERR_POLICY_DENIED);
+    ck_assert_int_eq(check_bytes(p, "counters", restart, sizeof restart, why),
+                     MBSC_ERR_POLICY_DENIED);
+    /* No rule for 0x2b at all: the refusal names the code only. */
+    ck_assert_int_eq(check_bytes(p, "counters", device_id, sizeof device_id, why),
+                     MBSC_ERR_POLICY_DENIED);
+    ck_assert_str_eq(why, "role counters may not use function 0x2b");
+    /* Too short to hold the sub-function: refused, nothing read past the end. */
+    ck_assert_int_eq(check_bytes(p, "tech", echo, 2, why), MBSC_ERR_POLICY_DENIED);
+    ck_assert_ptr_nonnull(strstr(why, "too short"));
+    ck_assert_int_eq(check_bytes(p, "tech", echo, 1, why), MBSC_ERR_POLICY_DENIED);
+    ck_assert_int_eq(check_bytes(p, "tech", device_id, 1, why), MBSC_ERR_POLICY_DENIED);
+    ck_assert_int_eq(check_bytes(p, "tech", echo, 3, why), MBSC_OK);
+    /* The whole code grants every sub-function, beside a narrower rule. */
+    ck_assert_int_eq(check_bytes(p, "eng", restart, sizeof restart, why), MBSC_OK);
+    ck_assert_int_eq(check_bytes(p, "eng", echo, 1, why), MBSC_OK);
+    mbsc_policy_free(p);
+}
+END_TEST
+
+START_TEST(test_whole_code_warnings)
+{
+    static const char text[] = "eng   function 0x08\n"
+                               "eng   function 0x11,0x2B\n"
+                               "# file records\n"
+                               "files function 20 0x15\n"
+                               "safe  function 0x11 0x07 0x0b 0x0c\n"
+                               "safe  read holding-registers 0-9\n";
+    static const struct {
+        const char *start, *has1, *has2;
+    } want[] = {
+        {"w.policy:1: role eng: 'function 0x08' (diagnostics) grants every diagnostics "
+         "sub-function",
+         "0x0004 force listen only mode", "e.g. 'function 0x08:0x00' (return query data)"},
+        {"w.policy:2: role eng: 'function 0x2b' (encapsulated interface transport) grants every "
+         "MEI type",
+         "0x0d CANopen general reference",
+         "e.g. 'function 0x2b:0x0e' (read device "
+         "identification)"},
+        {"w.policy:4: role files: 'function 0x14' (read file record) lets the role read every "
+         "record of every file",
+         "not the register tables", NULL},
+        {"w.policy:4: role files: 'function 0x15' (write file record) lets the role write every "
+         "record of every file",
+         "not the register tables", NULL},
+    };
+    static const char narrow[] = "safe function 0x08:0x00,0x08:0x0b 0x2b:0x0e 0x11 0x07\n"
+                                 "safe read holding-registers 0-9\n";
+    char why[MBSC_WHY_SIZE];
+    mbsc_policy *p;
+    size_t i;
+    int rc = mbsc_policy_parse(&p, text, sizeof text - 1, "w.policy", why, sizeof why);
+
+    ck_assert_msg(rc == MBSC_OK, "parse: %s (%s)", mbsc_strerror(rc), why);
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *w = mbsc_policy_warning(p, i);
+
+        ck_assert_msg(w != NULL, "warning %zu missing", i);
+        ck_assert_msg(strncmp(w, want[i].start, strlen(want[i].start)) == 0,
+                      "warning %zu: '%s' does not start with '%s'", i, w, want[i].start);
+        ck_assert_msg(strstr(w, want[i].has1) != NULL, "warning %zu: '%s' lacks '%s'", i, w,
+                      want[i].has1);
+        ck_assert_msg(want[i].has2 == NULL || strstr(w, want[i].has2) != NULL,
+                      "warning %zu: '%s' lacks '%s'", i, w, want[i].has2);
+        ck_assert_ptr_null(strchr(w, '\n'));
+    }
+    /* The codes of "safe" grant nothing more than they say. */
+    ck_assert_ptr_null(mbsc_policy_warning(p, i));
+    ck_assert_ptr_null(mbsc_policy_warning(p, (size_t)-1));
+    ck_assert_ptr_null(mbsc_policy_warning(NULL, 0));
+    mbsc_policy_free(p);
+
+    /* Nor do sub-function rules. */
+    ck_assert_int_eq(mbsc_policy_parse(&p, narrow, sizeof narrow - 1, NULL, why, sizeof why),
+                     MBSC_OK);
+    ck_assert_ptr_null(mbsc_policy_warning(p, 0));
+    mbsc_policy_free(p);
 }
 END_TEST
 
@@ -383,7 +553,13 @@ Suite *policy_suite(void)
     tcase_add_test(tc, test_address_wrap_refused);
     tcase_add_test(tc, test_other_functions);
     tcase_add_test(tc, test_roles);
+    tcase_add_test(tc, test_fifo_queue);
     tcase_add_test(tc, test_short_requests);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("sub-functions");
+    tcase_add_test(tc, test_subfunctions);
+    tcase_add_test(tc, test_whole_code_warnings);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("syntax");

@@ -18,7 +18,8 @@
  *    (mode & 022 == 0), as ssh requires of authorized_keys; otherwise the
  *    same error.
  *
- *  - Who may change it (all four kinds of file, as OpenSSH's StrictModes):
+ *  - Who may change it (all four kinds of file, and any file read with
+ *    mbsc_trusted_file_read, as OpenSSH's StrictModes):
  *    the file must be owned by the effective user or root, and so must
  *    every directory from "/" down to it and every symbolic link on the
  *    way (links are followed, and their targets' directories checked the
@@ -217,6 +218,32 @@ MBSC_API MBSC_WUR int mbsc_psk_load(uint8_t psk[MBSC_KEY_BYTES], const char *pat
  */
 MBSC_API MBSC_WUR int mbsc_public_key_load(uint8_t public_key[MBSC_KEY_BYTES], const char *path,
                                            char *why, size_t why_len);
+
+/* --- Other files that decide what is trusted ------------------------------ */
+
+/*
+ * Read the file at path into buf (cap bytes) under the rules of a public
+ * key or allow-list above: a regular file not writable by group or others
+ * (mode & 022 == 0), which only the effective user or root can change, in
+ * directories that only they can change.  For a program's own files that
+ * decide what it trusts, such as a configuration naming key files and a
+ * policy: whoever could rewrite it could point the program at their own.
+ * *len gets the number of bytes read; nothing is added (no NUL).  cap may
+ * be 0 (buf NULL) to check a file that must be empty.
+ * Returns MBSC_OK, or on failure (*len 0, buf zeroed) with why naming the
+ * file, what is wrong and the fix (e.g. "gw.conf: directory /etc/mbsc is
+ * writable by group or others (mode 0777), ...; fix: chmod go-w /etc/mbsc,
+ * or move the file"):
+ *   MBSC_ERR_KEY_FILE_UNREADABLE   missing, a directory, not a regular
+ *                                  file, read error, symbolic link loop
+ *   MBSC_ERR_KEY_FILE_PERMISSIONS  writable by group or others, or the
+ *                                  "who may change it" rule above
+ *   MBSC_ERR_BUFFER_TOO_SMALL      the file holds more than cap bytes
+ *   MBSC_ERR_NOMEM                 out of memory (long paths)
+ *   MBSC_ERR_INVALID_ARG           path or len NULL, buf NULL with cap > 0
+ */
+MBSC_API MBSC_WUR int mbsc_trusted_file_read(const char *path, void *buf, size_t cap, size_t *len,
+                                             char *why, size_t why_len);
 
 /* --- Allow-list ----------------------------------------------------------- */
 

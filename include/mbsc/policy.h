@@ -18,13 +18,22 @@
  *     operator   write       holding-registers  0-9,20
  *     viewer     read        input-registers    *
  *     engineer   read-write  coils              0-15
- *     engineer   function    0x2b 0x11
+ *     engineer   function    0x11 0x2b:0x0e 0x08:0x00
  *     guest      none
  *
  * Rules add up; nothing is allowed unless a rule allows it.  A master with
  * no role, or with a role the policy does not name, may do nothing.
  * Without a policy (a NULL mbsc_policy) the servers let every authorised
  * master do everything.
+ *
+ * A "function" rule names a code whole (0x11) or, for the two codes with
+ * sub-functions, some of them: "0x08:SUB" a 16-bit diagnostics
+ * sub-function (Modbus Application Protocol v1.1b3, 6.8), "0x2b:TYPE" an
+ * MEI type (6.19-6.21), each also as a range ("0x08:0x0b-0x12").  A rule
+ * that grants more than it seems loads, and leaves a warning that the
+ * program should print (mbsc_policy_warning): 0x08 whole (restart,
+ * listen-only mode), 0x2B whole (CANopen, MEI type 0x0D), 0x14 and 0x15
+ * (file records, which no table rule limits).
  *
  * A policy is immutable once parsed: one may be shared by any number of
  * threads for mbsc_policy_check().  It does not depend on libmodbus.
@@ -69,6 +78,23 @@ MBSC_API int mbsc_policy_parse(mbsc_policy **out, const char *text, size_t len,
  */
 MBSC_API int mbsc_policy_load(mbsc_policy **out, const char *path, char *why, size_t why_len);
 
+/*
+ * The index-th warning (from 0) that parsing left on policy, or NULL when
+ * there are no more (or policy is NULL).  A warning is a rule that loaded
+ * but grants more than it seems, as one line without a newline that names
+ * the source and line, the role, what the rule also grants and the
+ * narrower rule to write, e.g. "site.policy:7: role engineer: 'function
+ * 0x08' (diagnostics) grants every diagnostics sub-function, among them
+ * 0x0001 restart communications option ...; name the sub-functions the
+ * role needs, e.g. 'function 0x08:0x00' (return query data)".  The string
+ * belongs to policy.  Programs print every warning each time they load a
+ * policy, at start and at reload:
+ *
+ *     for (size_t i = 0; (w = mbsc_policy_warning(policy, i)) != NULL; i++)
+ *         fprintf(stderr, "warning: %s\n", w);
+ */
+MBSC_API const char *mbsc_policy_warning(const mbsc_policy *policy, size_t index);
+
 /* Release a policy.  NULL is allowed. */
 MBSC_API void mbsc_policy_free(mbsc_policy *policy);
 
@@ -87,10 +113,16 @@ MBSC_API int mbsc_policy_has_role(const mbsc_policy *policy, const char *role);
  * function's address fields is refused too.  MBSC_ERR_INVALID_ARG if
  * policy or pdu is NULL.
  *
- * Functions 0x01-0x06, 0x0F, 0x10, 0x16 and 0x17 are decided by the table
- * rules (0x16, mask write, needs write access; 0x17 needs read access to
- * its read range and write access to its write range); every other
- * function code only by the role's "function" rules.
+ * Functions 0x01-0x06, 0x0F, 0x10, 0x16, 0x17 and 0x18 are decided by the
+ * table rules (0x16, mask write, needs write access; 0x17 needs read
+ * access to its read range and write access to its write range; 0x18, read
+ * FIFO queue, read access to its FIFO pointer address); every other
+ * function code only by the role's "function" rules: a rule naming the code
+ * whole, or, for 0x08 and 0x2B, one naming the request's sub-function (the
+ * 16 bits after 0x08) or MEI type (the byte after 0x2B).  A request too
+ * short to hold the sub-function is refused unless the code is allowed
+ * whole.  Refusals of a sub-function name it, e.g. "role viewer may not use
+ * function 0x08 sub-function 0x0001".
  */
 MBSC_API int mbsc_policy_check(const mbsc_policy *policy, const char *role, const uint8_t *pdu,
                                size_t pdu_len, char *why, size_t why_len);

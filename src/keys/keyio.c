@@ -96,6 +96,12 @@ static int open_checked(const char *path, unsigned forbidden, struct stat *st, c
         rc = MBSC_ERR_KEY_FILE_UNREADABLE;
         goto fail;
     }
+    if (S_ISDIR(st->st_mode)) {
+        mbsc_why(why, why_len, "%s: is a directory, not a file; give the path of the file itself",
+                 path);
+        rc = MBSC_ERR_KEY_FILE_UNREADABLE;
+        goto fail;
+    }
     if (!S_ISREG(st->st_mode)) {
         mbsc_why(why, why_len, "%s: not a regular file", path);
         rc = MBSC_ERR_KEY_FILE_UNREADABLE;

@@ -132,6 +132,14 @@ static int dir_refused(const char *path, const char *dir, const struct stat *st,
     return 0;
 }
 
+/* 1 if s[0..n) is empty or all "/": nothing is left to look up. */
+static int only_slashes(const char *s, size_t n)
+{
+    while (n > 0 && *s == '/')
+        s++, n--;
+    return n == 0;
+}
+
 /* errno of a failed lookup as the loaders report it. */
 static int lookup_failed(const char *path, int err, char *why, size_t why_len)
 {
@@ -252,7 +260,11 @@ int mbsc_keyio_resolve_trusted(const char *path, char **resolved, struct stat *f
             }
             continue;
         }
-        if (S_ISDIR(st.st_mode) && dir_refused(path, done.s, &st, why, why_len)) {
+        /* A directory named as the file itself is judged by the caller,
+         * which wants a regular file: "is a directory" says more than a
+         * mode the user has no reason to change. */
+        if (S_ISDIR(st.st_mode) && !only_slashes(todo.s + pos, todo.len - pos) &&
+            dir_refused(path, done.s, &st, why, why_len)) {
             rc = MBSC_ERR_KEY_FILE_PERMISSIONS;
             goto out;
         }

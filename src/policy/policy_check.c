@@ -4,9 +4,9 @@
  *
  * The request's function code says which table it touches, how (read or
  * write) and where its address and quantity fields are (Modbus Application
- * Protocol v1.1b3, section 6).  A request is allowed only if one of the
- * role's ranges for that table and access holds every address it touches
- * (ranges are merged when the policy is parsed, so one is enough).
+ * Protocol v1.1b3, section 6; the table of policy_functions.c).  A request is allowed only if one
+ * of the role's ranges for that table and access holds every address it touches (ranges are merged
+ * when the policy is parsed, so one is enough).
  *
  * The check reads only the fields it needs and refuses a PDU too short for
  * them; it does not judge whether the request is otherwise well formed (the
@@ -31,59 +31,27 @@ static unsigned long be16_at(const uint8_t *p)
 }
 
 /*
- * Fill t[] with what the request touches and return how many (0 for a
- * function the table rules do not decide), or -1 if the PDU is too short
- * for its address fields.
+ * Fill t[] with what a request of f touches (policy_functions.c) and
+ * return how many (0 for a function the table rules do not decide), or
+ * -1 if the PDU is too short for its address fields.
  */
-static int request_touches(const uint8_t *pdu, size_t len, struct touch t[2])
+static int request_touches(const struct policy_function *f, const uint8_t *pdu, size_t len,
+                           struct touch t[2])
 {
-    switch (pdu[0]) {
-    case 0x01: /* read coils */
-    case 0x02: /* read discrete inputs */
-    case 0x03: /* read holding registers */
-    case 0x04: /* read input registers */
-        if (len < 5)
-            return -1;
-        t[0].table = pdu[0] == 0x01   ? POLICY_COILS
-                     : pdu[0] == 0x02 ? POLICY_DISCRETE_INPUTS
-                     : pdu[0] == 0x03 ? POLICY_HOLDING_REGISTERS
-                                      : POLICY_INPUT_REGISTERS;
-        t[0].access = POLICY_READ;
-        t[0].first = be16_at(pdu + 1);
-        t[0].count = be16_at(pdu + 3);
-        return 1;
-    case 0x05: /* write single coil */
-    case 0x06: /* write single register */
-    case 0x16: /* mask write register: changes one register */
-        if (len < 3)
-            return -1;
-        t[0].table = pdu[0] == 0x05 ? POLICY_COILS : POLICY_HOLDING_REGISTERS;
-        t[0].access = POLICY_WRITE;
-        t[0].first = be16_at(pdu + 1);
-        t[0].count = 1;
-        return 1;
-    case 0x0F: /* write multiple coils */
-    case 0x10: /* write multiple registers */
-        if (len < 5)
-            return -1;
-        t[0].table = pdu[0] == 0x0F ? POLICY_COILS : POLICY_HOLDING_REGISTERS;
-        t[0].access = POLICY_WRITE;
-        t[0].first = be16_at(pdu + 1);
-        t[0].count = be16_at(pdu + 3);
-        return 1;
-    case 0x17: /* read/write multiple registers: both rights */
-        if (len < 9)
-            return -1;
-        t[0].table = t[1].table = POLICY_HOLDING_REGISTERS;
-        t[0].access = POLICY_READ;
-        t[0].first = be16_at(pdu + 1);
-        t[0].count = be16_at(pdu + 3);
-        t[1].access = POLICY_WRITE;
-        t[1].first = be16_at(pdu + 5);
-        t[1].count = be16_at(pdu + 7);
-        return 2;
-    default: return 0;
+    int i;
+
+    if (f->touches == 0)
+        return 0;
+    if (len < mbsc_policy_min_length(f))
+        return -1;
+    for (i = 0; i < f->touches; i++) {
+        const struct policy_touch_rule *r = &f->touch[i];
+        t[i].table = (enum policy_table)r->table;
+        t[i].access = (enum policy_access)r->access;
+        t[i].first = be16_at(pdu + r->address_at);
+        t[i].count = r->count_at != 0 ? be16_at(pdu + r->count_at) : 1;
     }
+    return f->touches;
 }
 
 static int covered(const struct policy_ranges *set, unsigned long first, unsigned long last)
@@ -95,6 +63,37 @@ static int covered(const struct policy_ranges *set, unsigned long first, unsigne
             return 1;
     }
     return 0;
+}
+
+/*
+ * A function the table rules do not decide: a "function" rule naming the
+ * code whole allows it, else one naming its sub-function (0x08) or MEI
+ * type (0x2B), when it has them.
+ */
+static int check_function(const struct policy_role *r, const struct policy_function *f,
+                          const uint8_t *pdu, size_t len, char *why, size_t why_len)
+{
+    unsigned fc = pdu[0];
+    const struct policy_ranges *subs;
+    unsigned long sub;
+
+    if (fc < POLICY_FUNCTION_CODES && ((unsigned)r->functions[fc / 8] >> (fc % 8) & 1u) != 0)
+        return MBSC_OK;
+    subs = f->sub_bytes != 0 ? &r->subs[f->sub_slot] : NULL;
+    if (subs == NULL || subs->count == 0) {
+        mbsc_why(why, why_len, "role %s may not use function 0x%02x", r->name, fc);
+        return MBSC_ERR_POLICY_DENIED;
+    }
+    if (len < mbsc_policy_min_length(f)) {
+        mbsc_why(why, why_len, "request too short for function 0x%02x (no %s)", fc, f->sub_word);
+        return MBSC_ERR_POLICY_DENIED;
+    }
+    sub = f->sub_bytes == 2 ? be16_at(pdu + 1) : pdu[1];
+    if (covered(subs, sub, sub))
+        return MBSC_OK;
+    mbsc_why(why, why_len, "role %s may not use function 0x%02x %s 0x%0*lx", r->name, fc,
+             f->sub_word, 2 * (int)f->sub_bytes, sub);
+    return MBSC_ERR_POLICY_DENIED;
 }
 
 const struct policy_role *mbsc_policy_find_role(const mbsc_policy *p, const char *name)
@@ -118,6 +117,7 @@ MBSC_API int mbsc_policy_has_role(const mbsc_policy *p, const char *role)
 MBSC_API int mbsc_policy_check(const mbsc_policy *p, const char *role, const uint8_t *pdu,
                                size_t pdu_len, char *why, size_t why_len)
 {
+    const struct policy_function *f;
     const struct policy_role *r;
     struct touch t[2];
     unsigned fc;
@@ -145,17 +145,14 @@ MBSC_API int mbsc_policy_check(const mbsc_policy *p, const char *role, const uin
         mbsc_why(why, why_len, "role %s is not in the policy (function 0x%02x)", role, fc);
         return MBSC_ERR_POLICY_DENIED;
     }
-    n = request_touches(pdu, pdu_len, t);
+    f = mbsc_policy_function(fc);
+    n = request_touches(f, pdu, pdu_len, t);
     if (n < 0) {
         mbsc_why(why, why_len, "request too short for function 0x%02x", fc);
         return MBSC_ERR_POLICY_DENIED;
     }
-    if (n == 0) {
-        if (fc < 0x80 && ((unsigned)r->functions[fc / 8] >> (fc % 8) & 1u) != 0)
-            return MBSC_OK;
-        mbsc_why(why, why_len, "role %s may not use function 0x%02x", role, fc);
-        return MBSC_ERR_POLICY_DENIED;
-    }
+    if (n == 0)
+        return check_function(r, f, pdu, pdu_len, why, why_len);
     for (i = 0; i < n; i++) {
         /* A quantity of 0 touches nothing, but is judged at its address. */
         unsigned long last = t[i].first + (t[i].count > 0 ? t[i].count - 1 : 0);

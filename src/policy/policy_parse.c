@@ -6,15 +6,20 @@
  * the line a comment:
  *
  *     ROLE read|write|read-write TABLE ADDRESSES...
- *     ROLE function CODE...
+ *     ROLE function CODE[:SUB[-SUB]]...
  *     ROLE none
  *
  * ADDRESSES and CODEs are comma-separated lists (possibly spread over
  * several fields) of numbers, decimal or 0x-hexadecimal; an address item is
- * N, N-M or "*" (0-65535).  Ranges are collected per role, table and
- * access, then sorted and merged once the whole file has been read.  The
- * first bad line is reported with its number, what is wrong and the fix.
+ * N, N-M or "*" (0-65535).  A CODE with sub-functions (policy_functions.c)
+ * may name some of them after a colon.  Ranges are collected per role,
+ * table and access (and per code with sub-functions), then sorted and
+ * merged once the whole file has been read.  The first bad line is
+ * reported with its number, what is wrong and the fix.  A valid rule that
+ * grants more than it seems leaves a warning on the policy.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,25 +39,45 @@ const char *const mbsc_policy_access_names[POLICY_ACCESS_COUNT] = {
     [POLICY_WRITE] = "write",
 };
 
-/*
- * Function codes that the table rules decide (Modbus Application Protocol
- * v1.1b3, section 6): a "function" rule may not name them.
- */
-static int is_table_function(unsigned code)
+/* Where the parser is, and the message of the first error. */
+struct parse_ctx {
+    mbsc_policy *p;
+    const char *src;
+    unsigned long line;
+    const char *msg;
+    char msg_buf[256]; /* for messages that name a function code */
+};
+
+/* Keep "SRC:LINE: " and the formatted text as one of p's warnings. */
+static int add_warning(struct parse_ctx *c, const char *fmt, ...) MBSC_PRINTF(2, 3);
+
+static int add_warning(struct parse_ctx *c, const char *fmt, ...)
 {
-    switch (code) {
-    case 0x01:
-    case 0x02:
-    case 0x03:
-    case 0x04:
-    case 0x05:
-    case 0x06:
-    case 0x0F:
-    case 0x10:
-    case 0x16:
-    case 0x17: return 1;
-    default: return 0;
+    mbsc_policy *p = c->p;
+    va_list ap;
+    char *w;
+    int at, n;
+
+    if (p->warning_count == p->warning_cap) {
+        size_t cap = p->warning_cap == 0 ? 4 : p->warning_cap * 2;
+        char **grown = realloc(p->warnings, cap * sizeof *grown);
+        if (grown == NULL)
+            return MBSC_ERR_NOMEM;
+        p->warnings = grown;
+        p->warning_cap = cap;
     }
+    at = snprintf(NULL, 0, "%s:%lu: ", c->src, c->line);
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (at < 0 || n < 0 || (w = malloc((size_t)at + (size_t)n + 1)) == NULL)
+        return MBSC_ERR_NOMEM;
+    (void)snprintf(w, (size_t)at + 1, "%s:%lu: ", c->src, c->line);
+    va_start(ap, fmt);
+    (void)vsnprintf(w + at, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    p->warnings[p->warning_count++] = w;
+    return MBSC_OK;
 }
 
 /* A field of a line: s[0..n). */
@@ -210,25 +235,88 @@ static int range_item(void *ctx, const char *s, size_t n)
 }
 
 struct function_ctx {
+    struct parse_ctx *at;
     struct policy_role *role;
-    const char **msg;
 };
 
+/* The SUB or SUB-SUB after "CODE:", into the role's set for f. */
+static int sub_item(struct function_ctx *c, const struct policy_function *f, const char *s,
+                    size_t n)
+{
+    unsigned long max = f->sub_bytes == 2 ? 0xFFFF : 0xFF, first, last;
+    const char *dash = memchr(s, '-', n);
+
+    if (n == 0) {
+        c->at->msg = "missing sub-function after ':' (no space after it; e.g. 0x08:0x00 or "
+                     "0x2b:0x0e)";
+        return MBSC_ERR_POLICY_SYNTAX;
+    }
+    if (dash == NULL ? !parse_number(s, n, max, &first)
+                     : !parse_number(s, (size_t)(dash - s), max, &first) ||
+                           !parse_number(dash + 1, n - (size_t)(dash - s) - 1, max, &last)) {
+        c->at->msg = f->sub_bytes == 2
+                         ? "bad diagnostics sub-function (use CODE:SUB or CODE:SUB-SUB with "
+                           "SUB from 0 to 0xffff, e.g. 0x08:0x00 for return query data)"
+                         : "bad MEI type (use CODE:TYPE or CODE:TYPE-TYPE with TYPE from 0 to "
+                           "0xff, e.g. 0x2b:0x0e for read device identification)";
+        return MBSC_ERR_POLICY_SYNTAX;
+    }
+    if (dash == NULL)
+        last = first;
+    else if (first > last) {
+        c->at->msg = "sub-function range runs backwards (write the lower one first: "
+                     "CODE:SUB-SUB)";
+        return MBSC_ERR_POLICY_SYNTAX;
+    }
+    return add_range(&c->role->subs[f->sub_slot], first, last);
+}
+
+/* One item of a "function" rule: CODE, or CODE:SUB[-SUB] for a code with sub-functions. */
 static int function_item(void *ctx, const char *s, size_t n)
 {
     struct function_ctx *c = ctx;
+    const char *colon = memchr(s, ':', n);
+    size_t code_len = colon != NULL ? (size_t)(colon - s) : n;
+    const struct policy_function *f;
     unsigned long code;
 
-    if (!parse_number(s, n, 0xFF, &code) || code == 0 || code > 0x7F) {
-        *c->msg = "bad function code (use 1 to 127, decimal or 0x-hex, e.g. 0x2b)";
+    if (colon == s) {
+        c->at->msg = "a sub-function needs its function code, with no space before ':' (e.g. "
+                     "0x08:0x00 or 0x2b:0x0e)";
         return MBSC_ERR_POLICY_SYNTAX;
     }
-    if (is_table_function((unsigned)code)) {
-        *c->msg = "this function code reads or writes a table: allow it with a read/write "
-                  "rule for the table, e.g. 'ROLE read holding-registers 0-99'";
+    if (!parse_number(s, code_len, 0xFF, &code) || code == 0 || code >= POLICY_FUNCTION_CODES) {
+        c->at->msg = "bad function code (use 1 to 127, decimal or 0x-hex, e.g. 0x2b, or "
+                     "CODE:SUB for a sub-function, e.g. 0x2b:0x0e)";
         return MBSC_ERR_POLICY_SYNTAX;
+    }
+    f = mbsc_policy_function((unsigned)code);
+    if (f->touches > 0) {
+        const struct policy_touch_rule *t = &f->touch[0];
+        (void)snprintf(c->at->msg_buf, sizeof c->at->msg_buf,
+                       "function 0x%02lx (%s) reads or writes a table, so the table rules "
+                       "decide it: allow it with a rule such as 'ROLE %s %s 0-99'",
+                       code, f->name,
+                       f->touches > 1 ? "read-write" : mbsc_policy_access_names[t->access],
+                       mbsc_policy_table_names[t->table]);
+        c->at->msg = c->at->msg_buf;
+        return MBSC_ERR_POLICY_SYNTAX;
+    }
+    if (colon != NULL) {
+        if (f->sub_bytes == 0) {
+            (void)snprintf(c->at->msg_buf, sizeof c->at->msg_buf,
+                           "function 0x%02lx has no sub-functions a rule can name (only 0x08 "
+                           "diagnostics and 0x2b MEI types): write 'function 0x%02lx' alone",
+                           code, code);
+            c->at->msg = c->at->msg_buf;
+            return MBSC_ERR_POLICY_SYNTAX;
+        }
+        return sub_item(c, f, colon + 1, n - code_len - 1);
     }
     c->role->functions[code / 8] |= (uint8_t)(1u << (code % 8));
+    if (f->whole_risk != NULL)
+        return add_warning(c->at, "role %s: 'function 0x%02lx' (%s) %s", c->role->name, code,
+                           f->name, f->whole_risk);
     return MBSC_OK;
 }
 
@@ -245,9 +333,11 @@ static int table_index(const struct field *f)
 
 #define MAX_FIELDS 64
 
-/* One line, without its line end.  MBSC_OK, MBSC_ERR_POLICY_SYNTAX with *msg, NOMEM. */
-static int parse_line(mbsc_policy *p, const char *s, size_t n, const char **msg)
+/* One line, without its line end.  MBSC_OK, MBSC_ERR_POLICY_SYNTAX with c->msg, NOMEM. */
+static int parse_line(struct parse_ctx *c, const char *s, size_t n)
 {
+    mbsc_policy *p = c->p;
+    const char **msg = &c->msg;
     struct field f[MAX_FIELDS];
     const char *hash = memchr(s, '#', n);
     struct policy_role *role;
@@ -293,12 +383,13 @@ static int parse_line(mbsc_policy *p, const char *s, size_t n, const char **msg)
         return MBSC_OK;
     }
     if (field_is(&f[1], "function")) {
-        struct function_ctx c = {role, msg};
+        struct function_ctx fc = {c, role};
         if (nf == 2) {
-            *msg = "missing function codes after 'function' (e.g. 'ROLE function 0x2b')";
+            *msg = "missing function codes after 'function' (e.g. 'ROLE function 0x11' or "
+                   "'ROLE function 0x2b:0x0e')";
             return MBSC_ERR_POLICY_SYNTAX;
         }
-        return for_each_item(&f[2], nf - 2, function_item, &c);
+        return for_each_item(&f[2], nf - 2, function_item, &fc);
     }
     read = field_is(&f[1], "read") || field_is(&f[1], "read-write");
     write = field_is(&f[1], "write") || field_is(&f[1], "read-write");
@@ -325,11 +416,11 @@ static int parse_line(mbsc_policy *p, const char *s, size_t n, const char **msg)
         return MBSC_ERR_POLICY_SYNTAX;
     }
     for (int a = POLICY_READ; a < POLICY_ACCESS_COUNT; a++) {
-        struct range_ctx c = {&role->rights[table][a], msg};
+        struct range_ctx rc_ctx = {&role->rights[table][a], msg};
         int rc;
         if ((a == POLICY_READ && !read) || (a == POLICY_WRITE && !write))
             continue;
-        rc = for_each_item(&f[3], nf - 3, range_item, &c);
+        rc = for_each_item(&f[3], nf - 3, range_item, &rc_ctx);
         if (rc != MBSC_OK)
             return rc;
     }
@@ -374,7 +465,12 @@ MBSC_API void mbsc_policy_free(mbsc_policy *p)
             for (int a = 0; a < POLICY_ACCESS_COUNT; a++)
                 free(p->roles[i].rights[t][a].v);
         }
+        for (int k = 0; k < POLICY_SUB_COUNT; k++)
+            free(p->roles[i].subs[k].v);
     }
+    for (i = 0; i < p->warning_count; i++)
+        free(p->warnings[i]);
+    free(p->warnings);
     free(p->roles);
     free(p);
 }
@@ -382,9 +478,8 @@ MBSC_API void mbsc_policy_free(mbsc_policy *p)
 MBSC_API int mbsc_policy_parse(mbsc_policy **out, const char *text, size_t len,
                                const char *name_for_errors, char *why, size_t why_len)
 {
-    const char *src = name_for_errors != NULL ? name_for_errors : "policy";
-    const char *msg = NULL;
-    unsigned long line = 0;
+    struct parse_ctx c = {NULL, name_for_errors != NULL ? name_for_errors : "policy", 0, NULL, ""};
+    const char *src = c.src;
     mbsc_policy *p;
     size_t pos = 0, i;
     int rc = MBSC_OK;
@@ -400,27 +495,28 @@ MBSC_API int mbsc_policy_parse(mbsc_policy **out, const char *text, size_t len,
         mbsc_why(why, why_len, "%s: out of memory", src);
         return MBSC_ERR_NOMEM;
     }
+    c.p = p;
     while (pos < len && rc == MBSC_OK) {
         const char *lf = memchr(text + pos, '\n', len - pos);
         size_t end = lf != NULL ? (size_t)(lf - text) : len;
         size_t n = end - pos;
 
-        line++;
+        c.line++;
         if (n > 0 && text[pos + n - 1] == '\r')
             n--;
         if (n > MBSC_POLICY_LINE_MAX) {
-            msg = "line too long (split the rule over several lines)";
+            c.msg = "line too long (split the rule over several lines)";
             rc = MBSC_ERR_POLICY_SYNTAX;
         } else if (memchr(text + pos, '\0', n) != NULL) {
-            msg = "NUL byte in the line (is this a text file?)";
+            c.msg = "NUL byte in the line (is this a text file?)";
             rc = MBSC_ERR_POLICY_SYNTAX;
         } else {
-            rc = parse_line(p, text + pos, n, &msg);
+            rc = parse_line(&c, text + pos, n);
         }
         pos = lf != NULL ? end + 1 : len;
     }
     if (rc == MBSC_ERR_POLICY_SYNTAX)
-        mbsc_why(why, why_len, "%s:%lu: %s", src, line, msg);
+        mbsc_why(why, why_len, "%s:%lu: %s", src, c.line, c.msg);
     else if (rc == MBSC_ERR_NOMEM)
         mbsc_why(why, why_len, "%s: out of memory", src);
     if (rc != MBSC_OK) {
@@ -432,6 +528,8 @@ MBSC_API int mbsc_policy_parse(mbsc_policy **out, const char *text, size_t len,
             for (int a = 0; a < POLICY_ACCESS_COUNT; a++)
                 normalise(&p->roles[i].rights[t][a]);
         }
+        for (int k = 0; k < POLICY_SUB_COUNT; k++)
+            normalise(&p->roles[i].subs[k]);
     }
     *out = p;
     return MBSC_OK;
@@ -464,4 +562,9 @@ MBSC_API int mbsc_policy_load(mbsc_policy **out, const char *path, char *why, si
     }
     free(buf);
     return rc;
+}
+
+MBSC_API const char *mbsc_policy_warning(const mbsc_policy *p, size_t index)
+{
+    return p != NULL && index < p->warning_count ? p->warnings[index] : NULL;
 }

@@ -10,12 +10,10 @@
  * run "mbsc-gateway --config FILE" alone.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "gw.h"
 
@@ -187,73 +185,82 @@ static char *trim(char *s)
     return s;
 }
 
-/* Read the config file: "key = value" lines, '#' comments, blank lines. */
+/* One line of the config file, without its line end: set what it says. */
+static int config_line(struct gw_options *o, char *line, const char *where)
+{
+    char *hash = strchr(line, '#'), *eq, *key, *value;
+    const struct option_def *d;
+
+    if (hash != NULL)
+        *hash = '\0';
+    key = trim(line);
+    if (*key == '\0')
+        return 0;
+    eq = strchr(key, '=');
+    if (eq == NULL) {
+        gw_log(GW_ERR, "%s: expected 'key = value', got '%s'", where, key);
+        return -1;
+    }
+    *eq = '\0';
+    value = trim(eq + 1);
+    key = trim(key);
+    if (strcmp(key, "mode") == 0)
+        return set_mode(o, value, where);
+    d = find_def(key, strlen(key));
+    if (d == NULL) {
+        gw_log(GW_ERR, "%s: unknown setting '%s' (see mbsc-gateway --help)", where, key);
+        return -1;
+    }
+    return set_option(o, d, value, where);
+}
+
+/*
+ * Read the config file: "key = value" lines, '#' comments, blank lines.
+ * It names the key files and the policy, so whoever may change it may
+ * change them: it is read under the rules of an allow-list (mbsc/keys.h),
+ * owner and directories included.
+ */
 static int read_config(struct gw_options *o, const char *path)
 {
-    char line[LINE_MAX_BYTES + 2], where[4096 + 32];
+    char why[MBSC_WHY_SIZE + 4096], where[4096 + 32];
+    char *text = malloc(CONFIG_MAX_BYTES + 1), *line;
     unsigned lineno = 0;
-    struct stat st;
-    FILE *f = fopen(path, "r");
-    int rc = 0;
+    size_t len = 0;
+    int r, rc = 0;
 
-    if (f == NULL) {
-        gw_log(GW_ERR, "cannot read the configuration %s: %s", path, strerror(errno));
+    if (text == NULL) {
+        gw_log(GW_ERR, "out of memory");
         return -1;
     }
-    /* It names key files and the policy: whoever may change it may change them. */
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 022) != 0 ||
-        st.st_size > (off_t)CONFIG_MAX_BYTES) {
-        gw_log(GW_ERR,
-               "%s: must be a regular file of at most %u bytes that group and others "
-               "cannot write (chmod go-w %s)",
-               path, CONFIG_MAX_BYTES, path);
-        fclose(f);
+    r = mbsc_trusted_file_read(path, text, CONFIG_MAX_BYTES, &len, why, sizeof why);
+    if (r != MBSC_OK) {
+        if (r == MBSC_ERR_BUFFER_TOO_SMALL)
+            gw_log(GW_ERR, "configuration %s: larger than %u bytes: is this a configuration file?",
+                   path, CONFIG_MAX_BYTES);
+        else
+            gw_log(GW_ERR, "configuration %s", why);
+        free(text);
         return -1;
     }
-    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
-        char *hash, *eq, *key, *value;
-        const struct option_def *d;
+    text[len] = '\0';
+    for (line = text; rc == 0 && line < text + len; lineno++) {
+        char *lf = memchr(line, '\n', (size_t)(text + len - line));
+        size_t n = lf != NULL ? (size_t)(lf - line) : (size_t)(text + len - line);
 
-        lineno++;
-        snprintf(where, sizeof where, "%s:%u", path, lineno);
-        if (strchr(line, '\n') == NULL && !feof(f)) {
+        snprintf(where, sizeof where, "%s:%u", path, lineno + 1);
+        if (n > LINE_MAX_BYTES) {
             gw_log(GW_ERR, "%s: line longer than %u bytes", where, LINE_MAX_BYTES);
             rc = -1;
-            break;
-        }
-        line[strcspn(line, "\n")] = '\0';
-        hash = strchr(line, '#');
-        if (hash != NULL)
-            *hash = '\0';
-        key = trim(line);
-        if (*key == '\0')
-            continue;
-        eq = strchr(key, '=');
-        if (eq == NULL) {
-            gw_log(GW_ERR, "%s: expected 'key = value', got '%s'", where, key);
+        } else if (memchr(line, '\0', n) != NULL) {
+            gw_log(GW_ERR, "%s: NUL byte in the line (is this a text file?)", where);
             rc = -1;
-            break;
+        } else {
+            line[n] = '\0';
+            rc = config_line(o, line, where);
         }
-        *eq = '\0';
-        value = trim(eq + 1);
-        key = trim(key);
-        if (strcmp(key, "mode") == 0) {
-            rc = set_mode(o, value, where);
-            continue;
-        }
-        d = find_def(key, strlen(key));
-        if (d == NULL) {
-            gw_log(GW_ERR, "%s: unknown setting '%s' (see mbsc-gateway --help)", where, key);
-            rc = -1;
-            break;
-        }
-        rc = set_option(o, d, value, where);
+        line += n + 1;
     }
-    if (rc == 0 && ferror(f)) {
-        gw_log(GW_ERR, "cannot read %s: %s", path, strerror(errno));
-        rc = -1;
-    }
-    fclose(f);
+    free(text);
     return rc;
 }
 

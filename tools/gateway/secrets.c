@@ -71,9 +71,15 @@ int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why,
             gw_log(GW_WARN, "%s lists no master: nobody can connect", o->authorized);
         (void)mbsc_config_set_allowlist(s->cfg, s->allow);
         if (o->policy != NULL) {
+            const char *w;
+            size_t i;
+
             r = mbsc_policy_load(&s->policy, o->policy, why, why_len);
             if (r != MBSC_OK)
                 return fail(s, r, o->policy, why, why_len);
+            /* Rules that grant more than they seem, at start and at every reload. */
+            for (i = 0; (w = mbsc_policy_warning(s->policy, i)) != NULL; i++)
+                gw_log(GW_WARN, "%s", w);
         }
     } else {
         r = mbsc_public_key_load(key, o->peer, why, why_len);
