@@ -350,26 +350,7 @@ struct slave_state {
      * fill the log: a few lines per window, then a count. */
     long long refusal_window_ms;
     unsigned refusals_logged, refusals_unlogged;
-    /* Replaced configs and lists: handshakes under way may still read them. */
-    mbsc_config **old_cfg;
-    mbsc_allowlist **old_al;
-    size_t n_old;
 };
-
-static void free_old(struct slave_state *st)
-{
-    size_t i;
-
-    for (i = 0; i < st->n_old; i++) {
-        mbsc_config_free(st->old_cfg[i]);
-        mbsc_allowlist_free(st->old_al[i]);
-    }
-    free(st->old_cfg);
-    free(st->old_al);
-    st->old_cfg = NULL;
-    st->old_al = NULL;
-    st->n_old = 0;
-}
 
 #define REFUSALS_LOGGED_PER_WINDOW 5u
 #define REFUSAL_WINDOW_MS          10000
@@ -441,28 +422,23 @@ static int load_policy(const struct options *o, mbsc_policy **policy)
     return 0;
 }
 
-/* SIGHUP: every file again; the server takes the new config if all loaded. */
+/*
+ * SIGHUP: every file again; the server takes the new config if all loaded.
+ * From then on it judges every session by the new allow-list, those still
+ * in their handshake included (mbsc_server_set_config), and reads the old
+ * config and list no more: they go at once.
+ */
 static void reload(struct slave_state *st, mbsc_modbus_server *srv)
 {
     mbsc_server *core = mbsc_modbus_server_core(srv);
-    mbsc_allowlist *al = NULL, **nal;
+    mbsc_allowlist *al = NULL;
     mbsc_policy *policy = NULL;
-    mbsc_config *cfg = NULL, **ncfg;
-    struct mbsc_server_stats stats;
+    mbsc_config *cfg = NULL;
     char why[EX_WHY_SIZE];
     int closed;
 
-    mbsc_server_get_stats(core, &stats);
-    if (stats.unconfirmed == 0)
-        free_old(st);
-    nal = realloc(st->old_al, (st->n_old + 1) * sizeof *nal);
-    if (nal != NULL)
-        st->old_al = nal;
-    ncfg = realloc(st->old_cfg, (st->n_old + 1) * sizeof *ncfg);
-    if (ncfg != NULL)
-        st->old_cfg = ncfg;
-    if (nal == NULL || ncfg == NULL || load_allowlist(st->o, &al) != 0 ||
-        load_policy(st->o, &policy) != 0 || (cfg = make_config(st->o, al)) == NULL ||
+    if (load_allowlist(st->o, &al) != 0 || load_policy(st->o, &policy) != 0 ||
+        (cfg = make_config(st->o, al)) == NULL ||
         mbsc_server_set_config(core, cfg, why, sizeof why) != MBSC_OK) {
         ex_msg("reload failed: the old configuration stays in force");
         mbsc_config_free(cfg);
@@ -470,8 +446,8 @@ static void reload(struct slave_state *st, mbsc_modbus_server *srv)
         mbsc_policy_free(policy);
         return;
     }
-    st->old_cfg[st->n_old] = st->cfg;
-    st->old_al[st->n_old++] = st->al;
+    mbsc_config_free(st->cfg); /* before the allow-list it borrows */
+    mbsc_allowlist_free(st->al);
     st->cfg = cfg;
     st->al = al;
     mbsc_policy_free(st->policy); /* only used inside the hook, in this thread */
@@ -602,6 +578,5 @@ out:
     mbsc_config_free(st.cfg); /* before the allow-list it borrows */
     mbsc_allowlist_free(st.al);
     mbsc_policy_free(st.policy);
-    free_old(&st);
     return rc;
 }

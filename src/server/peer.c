@@ -147,18 +147,30 @@ static void end_for_socket_error(mbsc_server *srv, struct srv_conn *c, int err)
 
 /* ---- the session's progress --------------------------------------------------------- */
 
+/*
+ * The master has proved it holds this handshake's keys.  Its key is
+ * judged now, by the allow-list of the config in force (a reload since
+ * message 1 may have removed it or changed its role); a master refused
+ * here never was connected.
+ */
 static void confirm(mbsc_server *srv, struct srv_conn *c)
 {
-    const char *name, *role;
+    uint8_t key[MBSC_KEY_BYTES];
+    const char *name = NULL, *role = NULL;
 
+    if (mbsc_session_peer_public_key(c->s, key) != MBSC_OK ||
+        mbsc_allowlist_find(srv->cfg->allowlist, key, &name, &role) < 0) {
+        srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
+                     REFUSED_UNKNOWN_KEY);
+        return;
+    }
     srv_list_remove(&srv->unconfirmed, c);
     srv->stats.unconfirmed--;
     c->confirmed = 1;
     c->due_ns = mbsc_monotonic_ns(); /* now the idle clock */
     srv_list_push(&srv->confirmed, c);
     srv->stats.confirmed++;
-    name = mbsc_session_peer_name(c->s);
-    role = mbsc_session_peer_role(c->s);
+    memcpy(c->key, key, sizeof key);
     snprintf(c->name, sizeof c->name, "%s", name != NULL ? name : "");
     snprintf(c->role, sizeof c->role, "%s", role != NULL ? role : "");
     c->info.peer_name = c->name;

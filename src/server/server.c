@@ -609,6 +609,15 @@ MBSC_API void mbsc_server_free(mbsc_server *srv)
     free(srv);
 }
 
+/* Every session, whatever its state, checks message 1 against al from now on. */
+static void use_allowlist(struct srv_list *l, const mbsc_allowlist *al)
+{
+    struct srv_conn *c;
+
+    for (c = l->head; c != NULL; c = c->next)
+        mbsc_session_use_allowlist(c->s, al);
+}
+
 MBSC_API int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg, char *why,
                                     size_t why_len)
 {
@@ -620,9 +629,17 @@ MBSC_API int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg, ch
         return MBSC_ERR_INVALID_ARG;
     }
     r = check_config(cfg, why, why_len);
-    if (r == MBSC_OK)
-        srv->cfg = cfg;
-    return r;
+    if (r != MBSC_OK)
+        return r;
+    srv->cfg = cfg;
+    /*
+     * Connections waiting for message 1 judge it by the new list, and those
+     * past it are judged again at confirmation (peer.c): nothing reads the
+     * old config or its allow-list any more.
+     */
+    use_allowlist(&srv->unconfirmed, cfg->allowlist);
+    use_allowlist(&srv->confirmed, cfg->allowlist);
+    return MBSC_OK;
 }
 
 MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_conn_id conn,
@@ -637,7 +654,8 @@ MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_con
         return MBSC_ERR_PEER_CLOSED;
     if (!c->confirmed)
         return MBSC_ERR_STATE;
-    return mbsc_session_peer_public_key(c->s, public_key) == MBSC_OK ? MBSC_OK : MBSC_ERR_STATE;
+    memcpy(public_key, c->key, MBSC_KEY_BYTES);
+    return MBSC_OK;
 }
 
 MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist *al)
@@ -648,13 +666,12 @@ MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist 
     if (srv == NULL || al == NULL)
         return MBSC_ERR_INVALID_ARG;
     for (c = srv->confirmed.head; c != NULL; c = next) {
-        uint8_t key[MBSC_KEY_BYTES];
         const char *name = NULL, *role = NULL;
 
         next = c->next; /* closing c takes it off the list */
-        if (c->fd < 0 || mbsc_session_peer_public_key(c->s, key) != MBSC_OK)
+        if (c->fd < 0)
             continue;
-        if (mbsc_allowlist_find(al, key, &name, &role) < 0) {
+        if (mbsc_allowlist_find(al, c->key, &name, &role) < 0) {
             srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
                          REFUSED_OTHER);
             closed++;
@@ -664,6 +681,21 @@ MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist 
         snprintf(c->role, sizeof c->role, "%s", role != NULL ? role : "");
         c->info.peer_name = c->name;
         c->info.peer_role = role != NULL ? c->role : NULL;
+    }
+    /*
+     * Handshakes past message 1 of masters no longer listed end too: they
+     * would be refused at confirmation, but need not hold a slot till then.
+     */
+    for (c = srv->unconfirmed.head; c != NULL; c = next) {
+        uint8_t key[MBSC_KEY_BYTES];
+
+        next = c->next;
+        if (c->fd < 0 || mbsc_session_claimed_key(c->s, key) != MBSC_OK ||
+            mbsc_allowlist_find(al, key, NULL, NULL) >= 0)
+            continue;
+        srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
+                     REFUSED_UNKNOWN_KEY);
+        closed++;
     }
     return closed;
 }

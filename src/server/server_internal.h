@@ -22,6 +22,7 @@
 #include "link/link.h"
 #include "mbsc/conn.h"
 #include "mbsc/server.h"
+#include "session/session_internal.h"
 
 /* ---- poller.c -------------------------------------------------------------- */
 
@@ -116,6 +117,7 @@ struct srv_conn {
     uint8_t ip_len;
     char peer[MBSC_ADDRSTRLEN];
     /* Copied at confirmation: a failed session forgets them, the CLOSED event not. */
+    uint8_t key[MBSC_KEY_BYTES]; /* the master's static key (public) */
     char name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char role[MBSC_ALLOWLIST_NAME_MAX + 1];
 };
