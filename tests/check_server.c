@@ -832,6 +832,57 @@ START_TEST(test_reload_judges_message1_by_new_list)
 }
 END_TEST
 
+/*
+ * At most MBSC_SERVER_MAX_SESSIONS_PER_KEY confirmed sessions per master
+ * key: the next one is refused at confirmation (counted and logged with
+ * its reason), a session that ends makes room, and other keys are not
+ * affected.
+ */
+START_TEST(test_sessions_per_key)
+{
+    struct fixture f;
+    struct tu_hand h[4], other;
+    mbsc_keypair kp;
+    mbsc_config *mcfg = master_config(&kp);
+    int i;
+
+    fixture_start(&f, peers.scfg);
+    f.expect_name = NULL; /* two masters */
+    ck_assert_int_eq(mbsc_allowlist_add(peers.allow, kp.public_key, "plc-10", "operator"), MBSC_OK);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY), 4);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY, 0),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY, 2), MBSC_OK);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY), 2);
+    for (i = 0; i < 3; i++)
+        hand_held(&f, &h[i], peers.mcfg, "127.0.0.1");
+    ck_assert_int_eq(hand_confirm(&f, &h[0]), 1);
+    ck_assert_int_eq(hand_confirm(&f, &h[1]), 1);
+    ck_assert_int_eq(hand_confirm(&f, &h[2]), 0);
+    ck_assert_uint_eq(f.connected, 2);
+    ck_assert_uint_eq(stats(&f).per_key, 1);
+    ck_assert_uint_eq(stats(&f).refused, 1);
+    STEP_UNTIL(&f, strstr(f.logs_text, "1 over the sessions allowed per master key") != NULL);
+    /* Another key is not concerned. */
+    hand_held(&f, &other, mcfg, "127.0.0.2");
+    ck_assert_int_eq(hand_confirm(&f, &other), 1);
+    ck_assert_uint_eq(f.connected, 3);
+    /* A session that ends leaves room for the next. */
+    tu_hand_close(&h[0]);
+    STEP_UNTIL(&f, f.closed == 1);
+    hand_held(&f, &h[3], peers.mcfg, "127.0.0.1");
+    ck_assert_int_eq(hand_confirm(&f, &h[3]), 1);
+    ck_assert_uint_eq(f.connected, 4);
+    ck_assert_uint_eq(stats(&f).per_key, 1);
+    for (i = 1; i < 4; i++)
+        tu_hand_close(&h[i]);
+    tu_hand_close(&other);
+    mbsc_server_free(f.srv);
+    mbsc_config_free(mcfg);
+    mbsc_keypair_wipe(&kp);
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
     mbsc_config *incomplete = mbsc_config_new(MBSC_ROLE_SLAVE);
@@ -873,6 +924,7 @@ Suite *server_suite(void)
     tcase_add_test(tc, test_reload_closes_removed_master_in_handshake);
     tcase_add_test(tc, test_reload_role_taken_at_confirmation);
     tcase_add_test(tc, test_reload_judges_message1_by_new_list);
+    tcase_add_test(tc, test_sessions_per_key);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -32,9 +32,14 @@
  *     oldest unconfirmed connection's place, or is refused;
  *   - unconfirmed connections per source address (default 4; over TCP the
  *     source address cannot be forged without completing TCP's handshake);
+ *   - confirmed sessions per master key (default 4): a master whose key
+ *     holds that many already is refused when it confirms (one key, stolen
+ *     or gone wrong, takes a handful of slots, never all of them);
  *   - handshake deadline (default 2000 ms, or the config's handshake
  *     timeout if that is shorter), optional idle timeout for confirmed
- *     sessions (default 0: none);
+ *     sessions (default 0: none; programs on the server usually want a few
+ *     minutes, so that a master that went away without a word, or holds a
+ *     session for nothing, gives its slot back);
  *   - out of descriptors (EMFILE/ENFILE): a reserve descriptor is closed to
  *     accept and close the waiting client, then reopened; no pause.
  * Connections refused or dropped before confirmation are not reported one
@@ -112,7 +117,8 @@ enum mbsc_server_limit {
     MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS = 3, /* default 4 */
     MBSC_SERVER_HANDSHAKE_TIMEOUT_MS = 4,        /* default 2000 */
     MBSC_SERVER_IDLE_TIMEOUT_MS = 5,             /* default 0: none */
-    MBSC_SERVER_LOG_INTERVAL_MS = 6              /* default 10000 */
+    MBSC_SERVER_LOG_INTERVAL_MS = 6,             /* default 10000 */
+    MBSC_SERVER_MAX_SESSIONS_PER_KEY = 7         /* default 4 */
 };
 
 /* Counters, for tests, monitoring and benchmarks. */
@@ -132,6 +138,8 @@ struct mbsc_server_stats {
     uint64_t bad_handshakes; /*  malformed handshake or frame, failed decryption */
     uint64_t closed_early;   /*   the client hung up before confirmation */
     uint64_t replays;        /*   message 1 seen before (its ephemeral key) */
+    /* Added later: new counters go at the end, so that the layout above stays. */
+    uint64_t per_key; /*   at confirmation: its key holds its sessions' worth already */
 };
 
 /*

@@ -26,7 +26,15 @@
 #define DEFAULT_MAX_PER_ADDRESS 4u
 #define DEFAULT_HANDSHAKE_MS    2000u
 #define DEFAULT_LOG_MS          10000u
-#define READY_PER_STEP          256
+/*
+ * Sessions per master key: a master normally holds one; a few more cover
+ * a reconnection while the old session is still half-open (until the idle
+ * timeout or TCP ends it), or a master that polls over parallel
+ * connections.  Small, so that one key - stolen, or a master gone wrong -
+ * takes a handful of the connection slots, not all of them.
+ */
+#define DEFAULT_MAX_PER_KEY 4u
+#define READY_PER_STEP      256
 
 MBSC_STATIC_ASSERT(ATOMIC_INT_LOCK_FREE == 2, "stop() needs a lock-free atomic int");
 
@@ -135,6 +143,11 @@ MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit whic
             return MBSC_ERR_INVALID_ARG;
         srv->log_ms = value;
         return MBSC_OK;
+    case MBSC_SERVER_MAX_SESSIONS_PER_KEY:
+        if (value == 0)
+            return MBSC_ERR_INVALID_ARG;
+        srv->max_per_key = value;
+        return MBSC_OK;
     }
     return MBSC_ERR_INVALID_ARG;
 }
@@ -150,6 +163,7 @@ MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server
     case MBSC_SERVER_HANDSHAKE_TIMEOUT_MS: return srv->handshake_ms;
     case MBSC_SERVER_IDLE_TIMEOUT_MS: return srv->idle_ms;
     case MBSC_SERVER_LOG_INTERVAL_MS: return srv->log_ms;
+    case MBSC_SERVER_MAX_SESSIONS_PER_KEY: return srv->max_per_key;
     }
     return 0;
 }
@@ -524,6 +538,7 @@ static int server_open(mbsc_server *srv, const char *hostport, char *why, size_t
     srv->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED < srv->max_connections ? DEFAULT_MAX_UNCONFIRMED
                                                                           : srv->max_connections;
     srv->max_per_address = DEFAULT_MAX_PER_ADDRESS;
+    srv->max_per_key = DEFAULT_MAX_PER_KEY;
     srv->handshake_ms = hs != 0 && hs < DEFAULT_HANDSHAKE_MS ? hs : DEFAULT_HANDSHAKE_MS;
     srv->log_ms = DEFAULT_LOG_MS;
     r = size_slots(srv, srv->max_connections);
