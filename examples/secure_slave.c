@@ -5,15 +5,17 @@
  *   secure_slave --listen HOST:PORT --key FILE --authorized FILE
  *                [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]
  *                [--max-unconfirmed N] [--max-connections N]
- *                [--max-per-address N] [--idle-timeout MS] [--log-interval MS]
- *                [--policy FILE]
+ *                [--max-per-address N] [--max-sessions-per-master N]
+ *                [--idle-timeout MS] [--log-interval MS] [--policy FILE]
  *
  * It serves one libmodbus mapping (SLAVE_ITEMS coils, discrete inputs,
  * holding registers and input registers, all zero at start) to any number
  * of masters at once, from one event loop (mbsc_modbus_server_run).  Only
  * masters whose public key is in the --authorized allow-list get through
  * the handshake; only authenticated requests reach libmodbus.  The limits
- * that keep it serving under attack (mbsc/server.h) each have an option.
+ * that keep it serving under attack (mbsc/server.h) each have an option;
+ * idle masters are closed after five minutes unless --idle-timeout says
+ * otherwise.
  *
  * With --policy, every request is checked against the master's role
  * (mbsc/policy.h, docs/policy.md) before libmodbus sees it: a refused one
@@ -55,6 +57,13 @@
 /* Longest accepted handshake timeout: one hour is already absurd. */
 #define MAX_HANDSHAKE_TIMEOUT_MS 3600000ul
 
+/*
+ * A master gone without closing its connection (or holding a session it
+ * does not use) gives its slot back after this long; the library's own
+ * default is never.
+ */
+#define DEFAULT_IDLE_TIMEOUT_MS 300000ul
+
 struct options {
     const char *listen;
     const char *key;
@@ -63,8 +72,9 @@ struct options {
     const char *ciphers;
     const char *policy;
     unsigned long handshake_timeout_ms; /* 0: the library's default */
-    /* Server limits; 0 (or ULONG_MAX for idle) means the library's default. */
+    /* Server limits; 0 means the library's default (idle: a default of ours). */
     unsigned long max_unconfirmed, max_connections, max_per_address, log_interval_ms;
+    unsigned long max_per_master;
     unsigned long idle_timeout_ms;
     int idle_given;
 };
@@ -87,6 +97,8 @@ static const struct numeric_option numeric_options[] = {
      MBSC_SERVER_MAX_UNCONFIRMED},
     {"--max-per-address", offsetof(struct options, max_per_address), 1, 1000000,
      MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS},
+    {"--max-sessions-per-master", offsetof(struct options, max_per_master), 1, 1000000,
+     MBSC_SERVER_MAX_SESSIONS_PER_KEY},
     {"--idle-timeout", offsetof(struct options, idle_timeout_ms), 0, MAX_HANDSHAKE_TIMEOUT_MS * 24,
      MBSC_SERVER_IDLE_TIMEOUT_MS},
     {"--log-interval", offsetof(struct options, log_interval_ms), 1, MAX_HANDSHAKE_TIMEOUT_MS,
@@ -109,8 +121,8 @@ static void usage(FILE *out)
     fputs("usage: " PROG " --listen HOST:PORT --key FILE --authorized FILE\n"
           "                    [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]\n"
           "                    [--max-unconfirmed N] [--max-connections N]\n"
-          "                    [--max-per-address N] [--idle-timeout MS] [--log-interval MS]\n"
-          "                    [--policy FILE]\n"
+          "                    [--max-per-address N] [--max-sessions-per-master N]\n"
+          "                    [--idle-timeout MS] [--log-interval MS] [--policy FILE]\n"
           "       " PROG " --help | --version\n"
           "\n"
           "Serves Modbus/TCP through the mbsc secure channel: 1000 coils, discrete\n"
@@ -131,8 +143,10 @@ static void usage(FILE *out)
           "                         descriptor limit, ulimit -n, minus 16)\n"
           "  --max-per-address N    unconfirmed connections per source address\n"
           "                         (default 4)\n"
-          "  --idle-timeout MS      close confirmed sessions idle that long\n"
-          "                         (default 0: never)\n"
+          "  --max-sessions-per-master N  sessions one master key may hold at once\n"
+          "                         (default 4); more are refused when they confirm\n"
+          "  --idle-timeout MS      close a master's session after MS without a\n"
+          "                         request (default 300000, five minutes; 0: never)\n"
           "  --log-interval MS      at most one summary of refused connections per\n"
           "                         interval (default 10000)\n"
           "  --policy FILE          roles to rights (docs/policy.md): requests the\n"
@@ -151,6 +165,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     int i;
 
     memset(o, 0, sizeof *o);
+    o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *val;
         const char **slot = NULL;
@@ -194,13 +209,14 @@ static int parse_args(int argc, char **argv, struct options *o)
             return EX_USAGE;
         if (num != NULL) {
             unsigned long *dst = (unsigned long *)(void *)((char *)o + num->offset);
+            int idle = num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS;
 
-            if (*dst != 0 || (num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS && o->idle_given))
+            if (idle ? o->idle_given : *dst != 0)
                 return ex_usage_error("%s given twice", num->name);
             if (ex_parse_ulong(val, num->min, num->max, dst) != 0)
                 return ex_usage_error("%s '%.200s': expected %lu..%lu", num->name, val, num->min,
                                       num->max);
-            if (num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS)
+            if (idle)
                 o->idle_given = 1;
             continue;
         }
@@ -459,7 +475,7 @@ static void reload(struct slave_state *st, mbsc_modbus_server *srv)
            policy != NULL ? st->o->policy : "", closed > 0 ? closed : 0);
 }
 
-/* The server limits given on the command line; -1 if one is refused. */
+/* The server limits given on the command line, and our idle timeout; -1 if one is refused. */
 static int apply_limits(const struct options *o, mbsc_server *core)
 {
     size_t k;
@@ -468,8 +484,8 @@ static int apply_limits(const struct options *o, mbsc_server *core)
         const struct numeric_option *num = &numeric_options[k];
         unsigned long v = *(const unsigned long *)(const void *)((const char *)o + num->offset);
 
-        if (v == 0 && !(num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS && o->idle_given))
-            continue;
+        if (v == 0 && num->limit != MBSC_SERVER_IDLE_TIMEOUT_MS)
+            continue; /* the library's default (0 means never for the idle timeout) */
         if (mbsc_server_set_limit(core, (enum mbsc_server_limit)num->limit, (unsigned)v) !=
             MBSC_OK) {
             ex_msg("%s %lu: rejected by the library", num->name, v);

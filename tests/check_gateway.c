@@ -895,6 +895,71 @@ START_TEST(t_reload_revokes_masters_in_handshake)
 }
 END_TEST
 
+/* ---- what one master may hold ------------------------------------------------- */
+
+/*
+ * The program at g runs with at most 2 sessions per master and an idle
+ * timeout of 3 s: alice's third session is refused (and counted in the
+ * log), bob still gets in, and once the idle sessions are closed alice
+ * gets in again.
+ */
+static void sessions_per_master_and_idle(struct gwp *g)
+{
+    modbus_t *a[3], *bob;
+    uint16_t v = 0;
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        a[i] = master(g, 0);
+        ck_assert_int_eq(modbus_read_registers(a[i], 1, 1, &v), 1);
+    }
+    /* The handshake completes; the confirming frame is refused with the request behind it. */
+    a[2] = master(g, 0);
+    ck_assert_int_eq(modbus_read_registers(a[2], 1, 1, &v), -1);
+    ck_assert_msg(wait_log(g, "1 over the sessions allowed per master key"), "log: %s", g->log);
+    bob = master(g, 1);
+    ck_assert_int_eq(modbus_read_registers(bob, 1, 1, &v), 1);
+    /* Silent sessions go after the idle timeout, and make room again. */
+    for (i = 0; i < 3; i++)
+        ck_assert_msg(wait_log(g, "idle timeout"), "log: %s", g->log);
+    mbsc_modbus_close(a[2]);
+    a[2] = master(g, 0);
+    ck_assert_int_eq(modbus_read_registers(a[2], 1, 1, &v), 1);
+    for (i = 0; i < 3; i++)
+        mbsc_modbus_close(a[i]);
+    mbsc_modbus_close(bob);
+}
+
+START_TEST(t_sessions_per_master_and_idle_timeout)
+{
+    struct gwp g;
+    char conf[2048];
+    const char *args[] = {"--config", path_of("gw.conf"), NULL};
+
+    two_masters_allowed(NULL, NULL);
+    snprintf(conf, sizeof conf,
+             "mode = server\n"
+             "listen = 127.0.0.1:0\n"
+             "upstream = %s\n"
+             "key = %s\n"
+             "authorized = %s\n"
+             "max-sessions-per-master = 2\n"
+             "idle-timeout = 3000\n",
+             plc_hostport(), path_of("gw.key"), path_of("allow.txt"));
+    write_file("gw.conf", conf);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    sessions_per_master_and_idle(&g);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    /* 0 is no number of sessions. */
+    write_file("gw.conf", "mode = server\nmax-sessions-per-master = 0\n");
+    ck_assert(!gw_spawn(&g, args));
+    ck_assert_int_eq(gw_finish(&g, 0), 2);
+    ck_assert_msg(strstr(g.log, "gw.conf:2: max-sessions-per-master must be a number from 1") !=
+                      NULL,
+                  "log: %s", g.log);
+}
+END_TEST
+
 /* ---- client mode ------------------------------------------------------------- */
 
 static void start_client(struct gwp *g, const char *upstream)
@@ -1141,6 +1206,29 @@ START_TEST(t_secure_slave_reload_revokes_masters_in_handshake)
 }
 END_TEST
 
+START_TEST(t_secure_slave_sessions_per_master_and_idle_timeout)
+{
+    struct gwp g;
+    const char *args[] = {"--listen",
+                          "127.0.0.1:0",
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--max-sessions-per-master",
+                          "2",
+                          "--idle-timeout",
+                          "3000",
+                          NULL};
+
+    gw_program = "examples/secure_slave";
+    two_masters_allowed(NULL, NULL);
+    ck_assert_msg(gw_spawn(&g, args), "secure_slave did not start: %s", g.log);
+    sessions_per_master_and_idle(&g);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 Suite *gateway_suite(void)
 {
     Suite *s = suite_create("gateway");
@@ -1160,12 +1248,14 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_bad_policy_refused_with_line);
     tcase_add_test(tc, t_reload_adds_removes_and_changes_roles);
     tcase_add_test(tc, t_reload_revokes_masters_in_handshake);
+    tcase_add_test(tc, t_sessions_per_master_and_idle_timeout);
     tcase_add_test(tc, t_client_gateway_to_server_gateway);
     tcase_add_test(tc, t_client_refuses_remote_plaintext);
     tcase_add_test(tc, t_config_file);
     tcase_add_test(tc, t_systemd_readiness_and_levels);
     tcase_add_test(tc, t_secure_slave_policy_and_reload);
     tcase_add_test(tc, t_secure_slave_reload_revokes_masters_in_handshake);
+    tcase_add_test(tc, t_secure_slave_sessions_per_master_and_idle_timeout);
     suite_add_tcase(s, tc);
     return s;
 }
