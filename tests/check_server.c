@@ -883,6 +883,50 @@ START_TEST(test_sessions_per_key)
 }
 END_TEST
 
+/*
+ * A master whose request is still with the application is not idle: the
+ * idle timeout neither closes it nor holds up the others behind it, and
+ * the server does not spin while it waits (next_timeout is not 0).
+ */
+START_TEST(test_idle_timeout_while_a_request_waits)
+{
+    struct fixture f;
+    struct master busy;
+    struct tu_hand silent;
+    uint8_t echo[64];
+    long long t0;
+
+    fixture_start(&f, peers.scfg);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_IDLE_TIMEOUT_MS, 200), MBSC_OK);
+    f.answer_now = 0;
+    master_start(&busy, f.addr, peers.mcfg, 1);
+    busy.hold_open = 1;
+    STEP_UNTIL(&f, f.waiting != 0);
+    /* Confirmed after it, and silent from then on. */
+    hand_held(&f, &silent, peers.mcfg, "127.0.0.2");
+    tu_hand_send(&silent, NULL, 0);
+    STEP_UNTIL(&f, f.connected == 2);
+    STEP_UNTIL(&f, f.closed == 1);
+    ck_assert_str_eq(f.last_close_detail, "idle timeout");
+    /* Well past the busy master's idle time: it waits for its answer, the loop sleeps. */
+    t0 = tu_now_ms();
+    while (tu_now_ms() - t0 < 400)
+        ck_assert_int_eq(mbsc_server_step(f.srv, 20), MBSC_OK);
+    ck_assert_uint_eq(f.closed, 1);
+    ck_assert_int_ne(mbsc_server_next_timeout(f.srv), 0);
+    memcpy(echo, f.payload, f.payload_len);
+    echo[0] ^= 0x80;
+    ck_assert_int_eq(mbsc_server_reply(f.srv, f.waiting, echo, f.payload_len), MBSC_OK);
+    f.waiting = 0;
+    /* Answered, and silent: now it is idle. */
+    STEP_UNTIL(&f, f.closed == 2);
+    pthread_join(busy.thread, NULL);
+    ck_assert_int_eq(busy.answers, 1);
+    tu_hand_close(&silent);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
     mbsc_config *incomplete = mbsc_config_new(MBSC_ROLE_SLAVE);
@@ -925,6 +969,7 @@ Suite *server_suite(void)
     tcase_add_test(tc, test_reload_role_taken_at_confirmation);
     tcase_add_test(tc, test_reload_judges_message1_by_new_list);
     tcase_add_test(tc, test_sessions_per_key);
+    tcase_add_test(tc, test_idle_timeout_while_a_request_waits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -226,9 +226,23 @@ static void expire(mbsc_server *srv, int64_t now)
                      REFUSED_TIMEOUT);
     }
     while (srv->idle_ms != 0 && srv->confirmed.head != NULL &&
-           srv->confirmed.head->due_ns + (int64_t)srv->idle_ms * 1000000 <= now &&
-           !srv->confirmed.head->awaiting)
-        srv_conn_end(srv, srv->confirmed.head, MBSC_ERR_TIMEOUT, "idle timeout", REFUSED_OTHER);
+           srv->confirmed.head->due_ns + (int64_t)srv->idle_ms * 1000000 <= now) {
+        struct srv_conn *c = srv->confirmed.head;
+
+        if (!c->awaiting) {
+            srv_conn_end(srv, c, MBSC_ERR_TIMEOUT, "idle timeout", REFUSED_OTHER);
+            continue;
+        }
+        /*
+         * Waiting for the application's answer is not idleness: its clock
+         * starts again, at the tail.  Left at the head, it would hold up
+         * the idle ones behind it and keep the deadline in the past (a loop
+         * that never sleeps) until the answer came.
+         */
+        c->due_ns = now;
+        srv_list_remove(&srv->confirmed, c);
+        srv_list_push(&srv->confirmed, c);
+    }
 }
 
 static void bury(mbsc_server *srv)
