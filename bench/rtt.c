@@ -170,6 +170,13 @@ static int secure_start(struct secure_server *ss, char *why, size_t why_len)
     rc = mbsc_modbus_server_new(&ss->srv, "127.0.0.1:0", ss->scfg, ss->map, why, why_len);
     if (rc != MBSC_OK)
         return rc;
+    /* Every client of the group (one per cipher, and per path) has the one bench key. */
+    rc = mbsc_server_set_limit(mbsc_modbus_server_core(ss->srv), MBSC_SERVER_MAX_SESSIONS_PER_KEY,
+                               64);
+    if (rc != MBSC_OK) {
+        snprintf(why, why_len, "secure server: sessions per key: %s", mbsc_strerror(rc));
+        return rc;
+    }
     rc = mbsc_modbus_server_address(ss->srv, ss->address, sizeof ss->address);
     if (rc != MBSC_OK) {
         snprintf(why, why_len, "secure server: no address: %s", mbsc_strerror(rc));

@@ -5,15 +5,17 @@
  *   secure_slave --listen HOST:PORT --key FILE --authorized FILE
  *                [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]
  *                [--max-unconfirmed N] [--max-connections N]
- *                [--max-per-address N] [--idle-timeout MS] [--log-interval MS]
- *                [--policy FILE]
+ *                [--max-per-address N] [--max-sessions-per-master N]
+ *                [--idle-timeout MS] [--log-interval MS] [--policy FILE]
  *
  * It serves one libmodbus mapping (SLAVE_ITEMS coils, discrete inputs,
  * holding registers and input registers, all zero at start) to any number
  * of masters at once, from one event loop (mbsc_modbus_server_run).  Only
  * masters whose public key is in the --authorized allow-list get through
  * the handshake; only authenticated requests reach libmodbus.  The limits
- * that keep it serving under attack (mbsc/server.h) each have an option.
+ * that keep it serving under attack (mbsc/server.h) each have an option;
+ * idle masters are closed after five minutes unless --idle-timeout says
+ * otherwise.
  *
  * With --policy, every request is checked against the master's role
  * (mbsc/policy.h, docs/policy.md) before libmodbus sees it: a refused one
@@ -55,6 +57,13 @@
 /* Longest accepted handshake timeout: one hour is already absurd. */
 #define MAX_HANDSHAKE_TIMEOUT_MS 3600000ul
 
+/*
+ * A master gone without closing its connection (or holding a session it
+ * does not use) gives its slot back after this long; the library's own
+ * default is never.
+ */
+#define DEFAULT_IDLE_TIMEOUT_MS 300000ul
+
 struct options {
     const char *listen;
     const char *key;
@@ -63,8 +72,9 @@ struct options {
     const char *ciphers;
     const char *policy;
     unsigned long handshake_timeout_ms; /* 0: the library's default */
-    /* Server limits; 0 (or ULONG_MAX for idle) means the library's default. */
+    /* Server limits; 0 means the library's default (idle: a default of ours). */
     unsigned long max_unconfirmed, max_connections, max_per_address, log_interval_ms;
+    unsigned long max_per_master;
     unsigned long idle_timeout_ms;
     int idle_given;
 };
@@ -87,6 +97,8 @@ static const struct numeric_option numeric_options[] = {
      MBSC_SERVER_MAX_UNCONFIRMED},
     {"--max-per-address", offsetof(struct options, max_per_address), 1, 1000000,
      MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS},
+    {"--max-sessions-per-master", offsetof(struct options, max_per_master), 1, 1000000,
+     MBSC_SERVER_MAX_SESSIONS_PER_KEY},
     {"--idle-timeout", offsetof(struct options, idle_timeout_ms), 0, MAX_HANDSHAKE_TIMEOUT_MS * 24,
      MBSC_SERVER_IDLE_TIMEOUT_MS},
     {"--log-interval", offsetof(struct options, log_interval_ms), 1, MAX_HANDSHAKE_TIMEOUT_MS,
@@ -109,8 +121,8 @@ static void usage(FILE *out)
     fputs("usage: " PROG " --listen HOST:PORT --key FILE --authorized FILE\n"
           "                    [--psk FILE] [--ciphers LIST] [--handshake-timeout MS]\n"
           "                    [--max-unconfirmed N] [--max-connections N]\n"
-          "                    [--max-per-address N] [--idle-timeout MS] [--log-interval MS]\n"
-          "                    [--policy FILE]\n"
+          "                    [--max-per-address N] [--max-sessions-per-master N]\n"
+          "                    [--idle-timeout MS] [--log-interval MS] [--policy FILE]\n"
           "       " PROG " --help | --version\n"
           "\n"
           "Serves Modbus/TCP through the mbsc secure channel: 1000 coils, discrete\n"
@@ -131,8 +143,10 @@ static void usage(FILE *out)
           "                         descriptor limit, ulimit -n, minus 16)\n"
           "  --max-per-address N    unconfirmed connections per source address\n"
           "                         (default 4)\n"
-          "  --idle-timeout MS      close confirmed sessions idle that long\n"
-          "                         (default 0: never)\n"
+          "  --max-sessions-per-master N  sessions one master key may hold at once\n"
+          "                         (default 4); more are refused when they confirm\n"
+          "  --idle-timeout MS      close a master's session after MS without a\n"
+          "                         request (default 300000, five minutes; 0: never)\n"
           "  --log-interval MS      at most one summary of refused connections per\n"
           "                         interval (default 10000)\n"
           "  --policy FILE          roles to rights (docs/policy.md): requests the\n"
@@ -151,6 +165,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     int i;
 
     memset(o, 0, sizeof *o);
+    o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *val;
         const char **slot = NULL;
@@ -194,13 +209,14 @@ static int parse_args(int argc, char **argv, struct options *o)
             return EX_USAGE;
         if (num != NULL) {
             unsigned long *dst = (unsigned long *)(void *)((char *)o + num->offset);
+            int idle = num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS;
 
-            if (*dst != 0 || (num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS && o->idle_given))
+            if (idle ? o->idle_given : *dst != 0)
                 return ex_usage_error("%s given twice", num->name);
             if (ex_parse_ulong(val, num->min, num->max, dst) != 0)
                 return ex_usage_error("%s '%.200s': expected %lu..%lu", num->name, val, num->min,
                                       num->max);
-            if (num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS)
+            if (idle)
                 o->idle_given = 1;
             continue;
         }
@@ -350,26 +366,7 @@ struct slave_state {
      * fill the log: a few lines per window, then a count. */
     long long refusal_window_ms;
     unsigned refusals_logged, refusals_unlogged;
-    /* Replaced configs and lists: handshakes under way may still read them. */
-    mbsc_config **old_cfg;
-    mbsc_allowlist **old_al;
-    size_t n_old;
 };
-
-static void free_old(struct slave_state *st)
-{
-    size_t i;
-
-    for (i = 0; i < st->n_old; i++) {
-        mbsc_config_free(st->old_cfg[i]);
-        mbsc_allowlist_free(st->old_al[i]);
-    }
-    free(st->old_cfg);
-    free(st->old_al);
-    st->old_cfg = NULL;
-    st->old_al = NULL;
-    st->n_old = 0;
-}
 
 #define REFUSALS_LOGGED_PER_WINDOW 5u
 #define REFUSAL_WINDOW_MS          10000
@@ -444,28 +441,23 @@ static int load_policy(const struct options *o, mbsc_policy **policy)
     return 0;
 }
 
-/* SIGHUP: every file again; the server takes the new config if all loaded. */
+/*
+ * SIGHUP: every file again; the server takes the new config if all loaded.
+ * From then on it judges every session by the new allow-list, those still
+ * in their handshake included (mbsc_server_set_config), and reads the old
+ * config and list no more: they go at once.
+ */
 static void reload(struct slave_state *st, mbsc_modbus_server *srv)
 {
     mbsc_server *core = mbsc_modbus_server_core(srv);
-    mbsc_allowlist *al = NULL, **nal;
+    mbsc_allowlist *al = NULL;
     mbsc_policy *policy = NULL;
-    mbsc_config *cfg = NULL, **ncfg;
-    struct mbsc_server_stats stats;
+    mbsc_config *cfg = NULL;
     char why[EX_WHY_SIZE];
     int closed;
 
-    mbsc_server_get_stats(core, &stats);
-    if (stats.unconfirmed == 0)
-        free_old(st);
-    nal = realloc(st->old_al, (st->n_old + 1) * sizeof *nal);
-    if (nal != NULL)
-        st->old_al = nal;
-    ncfg = realloc(st->old_cfg, (st->n_old + 1) * sizeof *ncfg);
-    if (ncfg != NULL)
-        st->old_cfg = ncfg;
-    if (nal == NULL || ncfg == NULL || load_allowlist(st->o, &al) != 0 ||
-        load_policy(st->o, &policy) != 0 || (cfg = make_config(st->o, al)) == NULL ||
+    if (load_allowlist(st->o, &al) != 0 || load_policy(st->o, &policy) != 0 ||
+        (cfg = make_config(st->o, al)) == NULL ||
         mbsc_server_set_config(core, cfg, why, sizeof why) != MBSC_OK) {
         ex_msg("reload failed: the old configuration stays in force");
         mbsc_config_free(cfg);
@@ -473,8 +465,8 @@ static void reload(struct slave_state *st, mbsc_modbus_server *srv)
         mbsc_policy_free(policy);
         return;
     }
-    st->old_cfg[st->n_old] = st->cfg;
-    st->old_al[st->n_old++] = st->al;
+    mbsc_config_free(st->cfg); /* before the allow-list it borrows */
+    mbsc_allowlist_free(st->al);
     st->cfg = cfg;
     st->al = al;
     mbsc_policy_free(st->policy); /* only used inside the hook, in this thread */
@@ -486,7 +478,7 @@ static void reload(struct slave_state *st, mbsc_modbus_server *srv)
            policy != NULL ? st->o->policy : "", closed > 0 ? closed : 0);
 }
 
-/* The server limits given on the command line; -1 if one is refused. */
+/* The server limits given on the command line, and our idle timeout; -1 if one is refused. */
 static int apply_limits(const struct options *o, mbsc_server *core)
 {
     size_t k;
@@ -495,8 +487,8 @@ static int apply_limits(const struct options *o, mbsc_server *core)
         const struct numeric_option *num = &numeric_options[k];
         unsigned long v = *(const unsigned long *)(const void *)((const char *)o + num->offset);
 
-        if (v == 0 && !(num->limit == MBSC_SERVER_IDLE_TIMEOUT_MS && o->idle_given))
-            continue;
+        if (v == 0 && num->limit != MBSC_SERVER_IDLE_TIMEOUT_MS)
+            continue; /* the library's default (0 means never for the idle timeout) */
         if (mbsc_server_set_limit(core, (enum mbsc_server_limit)num->limit, (unsigned)v) !=
             MBSC_OK) {
             ex_msg("%s %lu: rejected by the library", num->name, v);
@@ -605,6 +597,5 @@ out:
     mbsc_config_free(st.cfg); /* before the allow-list it borrows */
     mbsc_allowlist_free(st.al);
     mbsc_policy_free(st.policy);
-    free_old(&st);
     return rc;
 }

@@ -35,6 +35,7 @@
 
 #include "mbsc.h"
 #include "mbsc/modbus.h"
+#include "fixture.h"
 #include "gw_harness.h"
 #include "testutil.h"
 
@@ -773,6 +774,220 @@ START_TEST(t_reload_adds_removes_and_changes_roles)
 }
 END_TEST
 
+/* ---- masters held in their handshake across a reload ---------------------------- */
+
+/*
+ * A master of key i on a raw socket to g, driven by hand and held just
+ * before its confirming frame: message 1 is out and message 2 has opened.
+ */
+static void hand_held(const struct gwp *g, int i, struct tu_hand *h)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    long long until = tu_now_ms() + WAIT_MS;
+
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_int_eq(mbsc_config_set_keypair(cfg, &master_kp[i]), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(cfg, gw_kp.public_key), MBSC_OK);
+    tu_hand_start(h, cfg, tu_raw_connect(g->addr));
+    mbsc_config_free(cfg); /* the session keeps what it needs */
+    while (!mbsc_session_established(h->s) && tu_now_ms() < until)
+        ck_assert_int_ge(tu_hand_read(h, 100), 0);
+    ck_assert_msg(mbsc_session_established(h->s), "no message 2 from %s", g->addr);
+}
+
+/*
+ * Send the confirming frame and one request (sent even if the program has
+ * closed the socket meanwhile); the answer's function code (with the
+ * exception code in *exc for an exception), or -1 if the program closed
+ * the connection instead.
+ */
+static int hand_request(struct tu_hand *h, const uint8_t *req, size_t len, uint8_t *exc,
+                        uint16_t *value)
+{
+    long long until = tu_now_ms() + WAIT_MS;
+    const uint8_t *out;
+    uint8_t rsp[MBSC_MODBUS_MAX_ADU];
+    size_t n;
+    long got;
+
+    ck_assert_int_eq(mbsc_session_send(h->s, req, len), MBSC_OK);
+    out = mbsc_session_output(h->s, &n);
+    (void)send(h->fd, out, n, MSG_NOSIGNAL);
+    mbsc_session_output_consumed(h->s, n);
+    while (tu_now_ms() < until) {
+        int r = tu_hand_read(h, 100);
+
+        if (r < 0)
+            return -1;
+        got = r > 0 ? tu_hand_payload(h, rsp, sizeof rsp) : -1;
+        if (got < 9)
+            continue;
+        if (rsp[7] & 0x80)
+            *exc = rsp[8];
+        else if (rsp[7] == 0x03 && got >= 11)
+            *value = (uint16_t)(rsp[9] << 8 | rsp[10]);
+        return rsp[7];
+    }
+    ck_abort_msg("neither an answer nor a close");
+    return -1;
+}
+
+static int hand_write(struct tu_hand *h, int addr, uint16_t v, uint8_t *exc)
+{
+    const uint8_t req[12] = {0x12,
+                             0x34,
+                             0,
+                             0,
+                             0,
+                             6,
+                             1,
+                             0x06,
+                             (uint8_t)(addr >> 8),
+                             (uint8_t)addr,
+                             (uint8_t)(v >> 8),
+                             (uint8_t)v};
+    uint16_t unused;
+
+    return hand_request(h, req, sizeof req, exc, &unused);
+}
+
+static int hand_read(struct tu_hand *h, int addr, uint16_t *v)
+{
+    const uint8_t req[12] = {0x12,          0x35, 0, 0, 0, 6, 1, 0x03, (uint8_t)(addr >> 8),
+                             (uint8_t)addr, 0,    1};
+    uint8_t exc = 0;
+
+    return hand_request(h, req, sizeof req, &exc, v);
+}
+
+/*
+ * alice (operator) and bob (operator) are held in their handshakes; a
+ * reload removes alice and makes bob a viewer.  The program (gateway or
+ * secure_slave, started by the caller on allow.txt and policy.txt with a
+ * long handshake timeout) must end alice's handshake and refuse bob's
+ * write: register 5 stays 0.  Returns with both held masters closed.
+ */
+static void revoke_during_handshake(struct gwp *g)
+{
+    struct tu_hand alice, bob;
+    char b[256];
+    uint8_t exc = 0;
+    uint16_t v = 0xFFFF;
+    size_t before;
+
+    hand_held(g, 0, &alice);
+    hand_held(g, 1, &bob);
+    allow_line(b, sizeof b, 1, "bob", "viewer");
+    write_file("allow.txt", b);
+    g->mark = before = g->log_len;
+    kill(g->pid, SIGHUP);
+    ck_assert_msg(wait_log(g, "reloaded:"), "log: %s", g->log);
+    /* alice confirms after the reload, under her old rights if any survived. */
+    ck_assert_msg(hand_write(&alice, 5, 57005, &exc) == -1,
+                  "the removed master's write was answered; log: %s", g->log);
+    g->mark = before; /* the refusal is counted at the reload or at confirmation */
+    ck_assert_msg(wait_log(g, "1 unknown master key"), "log: %s", g->log);
+    ck_assert_int_eq(hand_write(&bob, 5, 57005, &exc), 0x86);
+    ck_assert_uint_eq(exc, MBSC_POLICY_REFUSAL_EXCEPTION);
+    ck_assert_int_eq(hand_read(&bob, 5, &v), 0x03);
+    ck_assert_uint_eq(v, 0);
+    tu_hand_close(&alice);
+    tu_hand_close(&bob);
+}
+
+START_TEST(t_reload_revokes_masters_in_handshake)
+{
+    struct gwp g;
+    const char *args[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          plc_hostport(),
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--policy",
+                          path_of("policy.txt"),
+                          "--handshake-timeout",
+                          "30000",
+                          NULL};
+
+    two_masters_allowed("operator", "operator");
+    write_file("policy.txt", policy_text);
+    plc_set_register(&plc, 5, 0);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    revoke_during_handshake(&g);
+    ck_assert_uint_eq(plc_register(&plc, 5), 0);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+/* ---- what one master may hold ------------------------------------------------- */
+
+/*
+ * The program at g runs with at most 2 sessions per master and an idle
+ * timeout of 3 s: alice's third session is refused (and counted in the
+ * log), bob still gets in, and once the idle sessions are closed alice
+ * gets in again.
+ */
+static void sessions_per_master_and_idle(struct gwp *g)
+{
+    modbus_t *a[3], *bob;
+    uint16_t v = 0;
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        a[i] = master(g, 0);
+        ck_assert_int_eq(modbus_read_registers(a[i], 1, 1, &v), 1);
+    }
+    /* The handshake completes; the confirming frame is refused with the request behind it. */
+    a[2] = master(g, 0);
+    ck_assert_int_eq(modbus_read_registers(a[2], 1, 1, &v), -1);
+    ck_assert_msg(wait_log(g, "1 over the sessions allowed per master key"), "log: %s", g->log);
+    bob = master(g, 1);
+    ck_assert_int_eq(modbus_read_registers(bob, 1, 1, &v), 1);
+    /* Silent sessions go after the idle timeout, and make room again. */
+    for (i = 0; i < 3; i++)
+        ck_assert_msg(wait_log(g, "idle timeout"), "log: %s", g->log);
+    mbsc_modbus_close(a[2]);
+    a[2] = master(g, 0);
+    ck_assert_int_eq(modbus_read_registers(a[2], 1, 1, &v), 1);
+    for (i = 0; i < 3; i++)
+        mbsc_modbus_close(a[i]);
+    mbsc_modbus_close(bob);
+}
+
+START_TEST(t_sessions_per_master_and_idle_timeout)
+{
+    struct gwp g;
+    char conf[2048];
+    const char *args[] = {"--config", path_of("gw.conf"), NULL};
+
+    two_masters_allowed(NULL, NULL);
+    snprintf(conf, sizeof conf,
+             "mode = server\n"
+             "listen = 127.0.0.1:0\n"
+             "upstream = %s\n"
+             "key = %s\n"
+             "authorized = %s\n"
+             "max-sessions-per-master = 2\n"
+             "idle-timeout = 3000\n",
+             plc_hostport(), path_of("gw.key"), path_of("allow.txt"));
+    write_file("gw.conf", conf);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    sessions_per_master_and_idle(&g);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    /* 0 is no number of sessions. */
+    write_file("gw.conf", "mode = server\nmax-sessions-per-master = 0\n");
+    ck_assert(!gw_spawn(&g, args));
+    ck_assert_int_eq(gw_finish(&g, 0), 2);
+    ck_assert_msg(strstr(g.log, "gw.conf:2: max-sessions-per-master must be a number from 1") !=
+                      NULL,
+                  "log: %s", g.log);
+}
+END_TEST
+
 /* ---- client mode ------------------------------------------------------------- */
 
 static void start_client(struct gwp *g, const char *upstream)
@@ -1002,6 +1217,54 @@ START_TEST(t_secure_slave_policy_and_reload)
 }
 END_TEST
 
+/* secure_slave: a reload judges the masters still in their handshake too. */
+START_TEST(t_secure_slave_reload_revokes_masters_in_handshake)
+{
+    struct gwp g;
+    const char *args[] = {"--listen",
+                          "127.0.0.1:0",
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--policy",
+                          path_of("policy.txt"),
+                          "--handshake-timeout",
+                          "30000",
+                          NULL};
+
+    gw_program = "examples/secure_slave";
+    two_masters_allowed("operator", "operator");
+    write_file("policy.txt", policy_text);
+    ck_assert_msg(gw_spawn(&g, args), "secure_slave did not start: %s", g.log);
+    revoke_during_handshake(&g);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(t_secure_slave_sessions_per_master_and_idle_timeout)
+{
+    struct gwp g;
+    const char *args[] = {"--listen",
+                          "127.0.0.1:0",
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--max-sessions-per-master",
+                          "2",
+                          "--idle-timeout",
+                          "3000",
+                          NULL};
+
+    gw_program = "examples/secure_slave";
+    two_masters_allowed(NULL, NULL);
+    ck_assert_msg(gw_spawn(&g, args), "secure_slave did not start: %s", g.log);
+    sessions_per_master_and_idle(&g);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 Suite *gateway_suite(void)
 {
     Suite *s = suite_create("gateway");
@@ -1021,11 +1284,15 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_bad_policy_refused_with_line);
     tcase_add_test(tc, t_policy_warnings_at_start_and_reload);
     tcase_add_test(tc, t_reload_adds_removes_and_changes_roles);
+    tcase_add_test(tc, t_reload_revokes_masters_in_handshake);
+    tcase_add_test(tc, t_sessions_per_master_and_idle_timeout);
     tcase_add_test(tc, t_client_gateway_to_server_gateway);
     tcase_add_test(tc, t_client_refuses_remote_plaintext);
     tcase_add_test(tc, t_config_file);
     tcase_add_test(tc, t_systemd_readiness_and_levels);
     tcase_add_test(tc, t_secure_slave_policy_and_reload);
+    tcase_add_test(tc, t_secure_slave_reload_revokes_masters_in_handshake);
+    tcase_add_test(tc, t_secure_slave_sessions_per_master_and_idle_timeout);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -203,12 +203,16 @@ static void server_new(struct server_thread *st, const mbsc_config *cfg)
     mbsc_modbus_server_set_event_fn(st->srv, on_event, st);
     ck_assert_int_eq(mbsc_modbus_server_address(st->srv, st->addr, sizeof st->addr), MBSC_OK);
     /*
-     * Every test client comes from 127.0.0.1: lift the per-address budget
-     * (tests of it set it back), and report refusals at once, so that the
-     * statistics the LOG events carry are current.
+     * Every test client comes from 127.0.0.1, and every test master has the
+     * same key: lift the per-address and per-key budgets (tests of them set
+     * them back, check_server tests the per-key one), and report refusals
+     * at once, so that the statistics the LOG events carry are current.
      */
     ck_assert_int_eq(mbsc_server_set_limit(mbsc_modbus_server_core(st->srv),
                                            MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS, 1000),
+                     MBSC_OK);
+    ck_assert_int_eq(mbsc_server_set_limit(mbsc_modbus_server_core(st->srv),
+                                           MBSC_SERVER_MAX_SESSIONS_PER_KEY, 1000),
                      MBSC_OK);
     ck_assert_int_eq(
         mbsc_server_set_limit(mbsc_modbus_server_core(st->srv), MBSC_SERVER_LOG_INTERVAL_MS, 1),

@@ -5,8 +5,10 @@
  * limits and their defaults, the unconfirmed budgets (per address,
  * eviction that spares progress and confirmed sessions), the idle timeout,
  * descriptors running out (the reserve), the one descriptor for an
- * external loop, and the events.  Masters run in threads on the blocking
- * connection API; nothing sleeps to synchronise.
+ * external loop, the events, and reloads that meet masters in their
+ * handshake.  Masters run in threads on the blocking connection API, or
+ * are driven by hand (tu_hand_*) where a test must hold one between
+ * message 2 and its confirming frame; nothing sleeps to synchronise.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -56,6 +58,8 @@ struct fixture {
     uint8_t payload[64];
     size_t payload_len;
     int answer_now; /* 1: reply from the callback; 0: keep for later */
+    /* Who the request callback must see (the allow-list's name, NULL: any; and role). */
+    const char *expect_name, *expect_role;
 };
 
 static void on_event(void *user, const struct mbsc_server_event *ev)
@@ -98,8 +102,9 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
 
     f->requests++;
     ck_assert_uint_eq(f->waiting, 0); /* one request at a time per connection */
-    ck_assert_str_eq(conn->peer_name, "plc-9");
-    ck_assert_str_eq(conn->peer_role, "operator");
+    if (f->expect_name != NULL)
+        ck_assert_str_eq(conn->peer_name, f->expect_name);
+    ck_assert_str_eq(conn->peer_role, f->expect_role);
     ck_assert_uint_le(len, sizeof f->payload);
     if (f->answer_now) {
         uint8_t echo[64];
@@ -122,6 +127,8 @@ static void fixture_start(struct fixture *f, const mbsc_config *cfg)
 
     memset(f, 0, sizeof *f);
     f->answer_now = 1;
+    f->expect_name = "plc-9";
+    f->expect_role = "operator";
     ck_assert_msg(mbsc_server_new(&f->srv, "127.0.0.1:0", cfg, why, sizeof why) == MBSC_OK, "%s",
                   why);
     mbsc_server_set_event_fn(f->srv, on_event, f);
@@ -602,6 +609,324 @@ START_TEST(test_replayed_message1)
 }
 END_TEST
 
+/* --- Reloads: masters held between message 2 and their confirming frame ----------- */
+
+static const uint8_t hand_request[8] = {7, 'r', 'e', 'q', 0, 0, 0, 0};
+
+/* A slave's config on the fixture's key pair with the allow-list al. */
+static mbsc_config *slave_config(const mbsc_allowlist *al)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_SLAVE);
+
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_int_eq(mbsc_config_set_keypair(cfg, &peers.slave_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_allowlist(cfg, al), MBSC_OK);
+    return cfg;
+}
+
+/* A master's config for a new key pair kp, to the fixture's slave. */
+static mbsc_config *master_config(mbsc_keypair *kp)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_int_eq(mbsc_keypair_generate(kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(cfg, kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(cfg, peers.slave_kp.public_key), MBSC_OK);
+    return cfg;
+}
+
+/* Step the server until the hand-driven master h is established (message 2 opened). */
+static void hand_until_message2(struct fixture *f, struct tu_hand *h)
+{
+    long long until = tu_now_ms() + LONG_MS;
+
+    while (!mbsc_session_established(h->s) && tu_now_ms() < until) {
+        ck_assert_int_eq(mbsc_server_step(f->srv, 10), MBSC_OK);
+        ck_assert_int_ge(tu_hand_read(h, 0), 0);
+    }
+    ck_assert(mbsc_session_established(h->s));
+}
+
+/* A master from src, held just before its confirming frame. */
+static void hand_held(struct fixture *f, struct tu_hand *h, const mbsc_config *mcfg,
+                      const char *src)
+{
+    tu_hand_start(h, mcfg, raw_from(src, f->addr));
+    hand_until_message2(f, h);
+}
+
+/* After h's confirming frame and request: 1 if it is answered, 0 if the server closes. */
+static int hand_outcome(struct fixture *f, struct tu_hand *h)
+{
+    long long until = tu_now_ms() + LONG_MS;
+    uint8_t answer[64];
+
+    for (;;) {
+        int r;
+
+        ck_assert_msg(tu_now_ms() < until, "neither an answer nor a close");
+        ck_assert_int_eq(mbsc_server_step(f->srv, 10), MBSC_OK);
+        r = tu_hand_read(h, 0);
+        if (r < 0)
+            return 0;
+        if (r > 0 && tu_hand_payload(h, answer, sizeof answer) > 0)
+            return 1;
+    }
+}
+
+/* The confirming frame and one request; 1 if answered, 0 if closed. */
+static int hand_confirm(struct fixture *f, struct tu_hand *h)
+{
+    tu_hand_send(h, hand_request, sizeof hand_request);
+    return hand_outcome(f, h);
+}
+
+/*
+ * A master whose message 1 was accepted, removed by a reload before it
+ * confirms: refused at confirmation by the allow-list in force then, and
+ * counted as an unknown key (without the line that offers to add it back).
+ */
+START_TEST(test_reload_removes_master_before_confirmation)
+{
+    struct fixture f;
+    struct tu_hand h;
+    mbsc_keypair other;
+    mbsc_allowlist *al = mbsc_allowlist_new();
+    mbsc_config *cfg;
+    char why[MBSC_WHY_SIZE];
+
+    fixture_start(&f, peers.scfg);
+    hand_held(&f, &h, peers.mcfg, "127.0.0.1");
+    ck_assert_uint_eq(stats(&f).unconfirmed, 1);
+    ck_assert_ptr_nonnull(al);
+    ck_assert_int_eq(mbsc_keypair_generate(&other), MBSC_OK);
+    ck_assert_int_eq(mbsc_allowlist_add(al, other.public_key, "other", "operator"), MBSC_OK);
+    cfg = slave_config(al);
+    ck_assert_msg(mbsc_server_set_config(f.srv, cfg, why, sizeof why) == MBSC_OK, "%s", why);
+    ck_assert_int_eq(hand_confirm(&f, &h), 0);
+    ck_assert_uint_eq(f.connected, 0);
+    ck_assert_uint_eq(f.requests, 0);
+    ck_assert_uint_eq(stats(&f).unknown_keys, 1);
+    ck_assert_uint_eq(stats(&f).confirmed, 0);
+    STEP_UNTIL(&f, strstr(f.logs_text, "1 unknown master key") != NULL);
+    ck_assert_ptr_null(strstr(f.logs_text, "add this line"));
+    tu_hand_close(&h);
+    mbsc_server_free(f.srv);
+    mbsc_config_free(cfg);
+    mbsc_allowlist_free(al);
+}
+END_TEST
+
+/* The reload itself ends the handshake of a removed master: nothing survives it. */
+START_TEST(test_reload_closes_removed_master_in_handshake)
+{
+    struct fixture f;
+    struct tu_hand h;
+    mbsc_allowlist *al = mbsc_allowlist_new();
+    mbsc_config *cfg;
+    char why[MBSC_WHY_SIZE];
+    long long until = tu_now_ms() + LONG_MS;
+    int r;
+
+    fixture_start(&f, peers.scfg);
+    hand_held(&f, &h, peers.mcfg, "127.0.0.1");
+    ck_assert_ptr_nonnull(al);
+    cfg = slave_config(al); /* nobody is allowed any more */
+    ck_assert_msg(mbsc_server_set_config(f.srv, cfg, why, sizeof why) == MBSC_OK, "%s", why);
+    ck_assert_int_eq(mbsc_server_apply_allowlist(f.srv, al), 1);
+    ck_assert_uint_eq(stats(&f).unconfirmed, 0);
+    ck_assert_uint_eq(stats(&f).connections, 0);
+    ck_assert_uint_eq(stats(&f).unknown_keys, 1);
+    while ((r = tu_hand_read(&h, 10)) == 0 && tu_now_ms() < until)
+        ck_assert_int_eq(mbsc_server_step(f.srv, 0), MBSC_OK);
+    ck_assert_int_eq(r, -1);
+    ck_assert_uint_eq(f.connected, 0);
+    tu_hand_close(&h);
+    mbsc_server_free(f.srv);
+    mbsc_config_free(cfg);
+    mbsc_allowlist_free(al);
+}
+END_TEST
+
+/* A master demoted by a reload before it confirms: it starts with the new role. */
+START_TEST(test_reload_role_taken_at_confirmation)
+{
+    struct fixture f;
+    struct tu_hand h;
+    mbsc_allowlist *al = mbsc_allowlist_new();
+    mbsc_config *cfg;
+    char why[MBSC_WHY_SIZE];
+
+    fixture_start(&f, peers.scfg);
+    hand_held(&f, &h, peers.mcfg, "127.0.0.1");
+    ck_assert_ptr_nonnull(al);
+    ck_assert_int_eq(mbsc_allowlist_add(al, peers.master_kp.public_key, "plc-9", "viewer"),
+                     MBSC_OK);
+    cfg = slave_config(al);
+    ck_assert_msg(mbsc_server_set_config(f.srv, cfg, why, sizeof why) == MBSC_OK, "%s", why);
+    ck_assert_int_eq(mbsc_server_apply_allowlist(f.srv, al), 0);
+    f.expect_role = "viewer";
+    ck_assert_int_eq(hand_confirm(&f, &h), 1);
+    ck_assert_uint_eq(f.connected, 1);
+    ck_assert_str_eq(f.last_role, "viewer");
+    ck_assert_uint_eq(f.requests, 1);
+    tu_hand_close(&h);
+    mbsc_server_free(f.srv);
+    mbsc_config_free(cfg);
+    mbsc_allowlist_free(al);
+}
+END_TEST
+
+/*
+ * Connections accepted before a reload, message 1 after it: judged by the
+ * new allow-list (a removed master gets no message 2, an added one gets
+ * in), and the old config and allow-list can go as soon as the new config
+ * is in force.
+ */
+START_TEST(test_reload_judges_message1_by_new_list)
+{
+    struct fixture f;
+    struct tu_hand removed, added;
+    mbsc_keypair kp;
+    mbsc_config *mcfg = master_config(&kp), *cfg;
+    mbsc_allowlist *al = mbsc_allowlist_new();
+    char why[MBSC_WHY_SIZE];
+    long long until = tu_now_ms() + LONG_MS;
+    int fd_removed, fd_added, r;
+
+    fixture_start(&f, peers.scfg);
+    fd_removed = raw_from("127.0.0.1", f.addr);
+    fd_added = raw_from("127.0.0.2", f.addr);
+    STEP_UNTIL(&f, stats(&f).accepted == 2);
+    ck_assert_ptr_nonnull(al);
+    ck_assert_int_eq(mbsc_allowlist_add(al, kp.public_key, "newcomer", "viewer"), MBSC_OK);
+    cfg = slave_config(al);
+    ck_assert_msg(mbsc_server_set_config(f.srv, cfg, why, sizeof why) == MBSC_OK, "%s", why);
+    ck_assert_int_eq(mbsc_server_apply_allowlist(f.srv, al), 0);
+    mbsc_config_free(peers.scfg);
+    mbsc_allowlist_free(peers.allow);
+    peers.scfg = NULL;
+    peers.allow = NULL;
+
+    tu_hand_start(&removed, peers.mcfg, fd_removed);
+    while ((r = tu_hand_read(&removed, 0)) == 0 && tu_now_ms() < until)
+        ck_assert_int_eq(mbsc_server_step(f.srv, 10), MBSC_OK);
+    ck_assert_msg(r == -1, "the removed master's message 1 was answered");
+    ck_assert_uint_eq(stats(&f).unknown_keys, 1);
+
+    tu_hand_start(&added, mcfg, fd_added);
+    hand_until_message2(&f, &added);
+    f.expect_name = "newcomer";
+    f.expect_role = "viewer";
+    ck_assert_int_eq(hand_confirm(&f, &added), 1);
+    ck_assert_str_eq(f.last_name, "newcomer");
+    ck_assert_uint_eq(f.connected, 1);
+    tu_hand_close(&removed);
+    tu_hand_close(&added);
+    mbsc_server_free(f.srv);
+    mbsc_config_free(cfg);
+    mbsc_config_free(mcfg);
+    mbsc_allowlist_free(al);
+    mbsc_keypair_wipe(&kp);
+}
+END_TEST
+
+/*
+ * At most MBSC_SERVER_MAX_SESSIONS_PER_KEY confirmed sessions per master
+ * key: the next one is refused at confirmation (counted and logged with
+ * its reason), a session that ends makes room, and other keys are not
+ * affected.
+ */
+START_TEST(test_sessions_per_key)
+{
+    struct fixture f;
+    struct tu_hand h[4], other;
+    mbsc_keypair kp;
+    mbsc_config *mcfg = master_config(&kp);
+    int i;
+
+    fixture_start(&f, peers.scfg);
+    f.expect_name = NULL; /* two masters */
+    ck_assert_int_eq(mbsc_allowlist_add(peers.allow, kp.public_key, "plc-10", "operator"), MBSC_OK);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY), 4);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY, 0),
+                     MBSC_ERR_INVALID_ARG);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY, 2), MBSC_OK);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY), 2);
+    for (i = 0; i < 3; i++)
+        hand_held(&f, &h[i], peers.mcfg, "127.0.0.1");
+    ck_assert_int_eq(hand_confirm(&f, &h[0]), 1);
+    ck_assert_int_eq(hand_confirm(&f, &h[1]), 1);
+    ck_assert_int_eq(hand_confirm(&f, &h[2]), 0);
+    ck_assert_uint_eq(f.connected, 2);
+    ck_assert_uint_eq(stats(&f).per_key, 1);
+    ck_assert_uint_eq(stats(&f).refused, 1);
+    STEP_UNTIL(&f, strstr(f.logs_text, "1 over the sessions allowed per master key") != NULL);
+    /* Another key is not concerned. */
+    hand_held(&f, &other, mcfg, "127.0.0.2");
+    ck_assert_int_eq(hand_confirm(&f, &other), 1);
+    ck_assert_uint_eq(f.connected, 3);
+    /* A session that ends leaves room for the next. */
+    tu_hand_close(&h[0]);
+    STEP_UNTIL(&f, f.closed == 1);
+    hand_held(&f, &h[3], peers.mcfg, "127.0.0.1");
+    ck_assert_int_eq(hand_confirm(&f, &h[3]), 1);
+    ck_assert_uint_eq(f.connected, 4);
+    ck_assert_uint_eq(stats(&f).per_key, 1);
+    for (i = 1; i < 4; i++)
+        tu_hand_close(&h[i]);
+    tu_hand_close(&other);
+    mbsc_server_free(f.srv);
+    mbsc_config_free(mcfg);
+    mbsc_keypair_wipe(&kp);
+}
+END_TEST
+
+/*
+ * A master whose request is still with the application is not idle: the
+ * idle timeout neither closes it nor holds up the others behind it, and
+ * the server does not spin while it waits (next_timeout is not 0).
+ */
+START_TEST(test_idle_timeout_while_a_request_waits)
+{
+    struct fixture f;
+    struct master busy;
+    struct tu_hand silent;
+    uint8_t echo[64];
+    long long t0;
+
+    fixture_start(&f, peers.scfg);
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_IDLE_TIMEOUT_MS, 200), MBSC_OK);
+    f.answer_now = 0;
+    master_start(&busy, f.addr, peers.mcfg, 1);
+    busy.hold_open = 1;
+    STEP_UNTIL(&f, f.waiting != 0);
+    /* Confirmed after it, and silent from then on. */
+    hand_held(&f, &silent, peers.mcfg, "127.0.0.2");
+    tu_hand_send(&silent, NULL, 0);
+    STEP_UNTIL(&f, f.connected == 2);
+    STEP_UNTIL(&f, f.closed == 1);
+    ck_assert_str_eq(f.last_close_detail, "idle timeout");
+    /* Well past the busy master's idle time: it waits for its answer, the loop sleeps. */
+    t0 = tu_now_ms();
+    while (tu_now_ms() - t0 < 400)
+        ck_assert_int_eq(mbsc_server_step(f.srv, 20), MBSC_OK);
+    ck_assert_uint_eq(f.closed, 1);
+    ck_assert_int_ne(mbsc_server_next_timeout(f.srv), 0);
+    memcpy(echo, f.payload, f.payload_len);
+    echo[0] ^= 0x80;
+    ck_assert_int_eq(mbsc_server_reply(f.srv, f.waiting, echo, f.payload_len), MBSC_OK);
+    f.waiting = 0;
+    /* Answered, and silent: now it is idle. */
+    STEP_UNTIL(&f, f.closed == 2);
+    pthread_join(busy.thread, NULL);
+    ck_assert_int_eq(busy.answers, 1);
+    tu_hand_close(&silent);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
     mbsc_config *incomplete = mbsc_config_new(MBSC_ROLE_SLAVE);
@@ -639,6 +964,12 @@ Suite *server_suite(void)
     tcase_add_test(tc, test_external_loop_one_fd);
     tcase_add_test(tc, test_replayed_message1);
     tcase_add_test(tc, test_bad_config);
+    tcase_add_test(tc, test_reload_removes_master_before_confirmation);
+    tcase_add_test(tc, test_reload_closes_removed_master_in_handshake);
+    tcase_add_test(tc, test_reload_role_taken_at_confirmation);
+    tcase_add_test(tc, test_reload_judges_message1_by_new_list);
+    tcase_add_test(tc, test_sessions_per_key);
+    tcase_add_test(tc, test_idle_timeout_while_a_request_waits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,39 @@ size_t tu_message1(const mbsc_config *mcfg, uint8_t *buf, size_t cap);
 int tu_raw_connect(const char *addr);
 
 /*
+ * A master driven by hand on a socket, so that a test can hold it between
+ * the slave's message 2 and its own confirming frame (to reload the slave
+ * in between, say).  The test owns the loop: a slave in the test's own
+ * thread is stepped between tu_hand_read() calls.
+ */
+struct tu_hand {
+    int fd;
+    mbsc_session *s; /* on the master's config */
+};
+
+/* Take the connected socket fd and send message 1 of a fresh session on mcfg. */
+void tu_hand_start(struct tu_hand *h, const mbsc_config *mcfg, int fd);
+
+/*
+ * Wait up to timeout_ms for bytes from the slave and feed them to the
+ * session: 1 when some came, 0 when none did, -1 when the slave closed
+ * the connection (or reset it).  A session error fails the test.
+ */
+int tu_hand_read(struct tu_hand *h, int timeout_ms);
+
+/*
+ * Once established: queue payload (len bytes, or nothing if len is 0) and
+ * send everything the session has queued, the confirming keep-alive first.
+ */
+void tu_hand_send(struct tu_hand *h, const uint8_t *payload, size_t len);
+
+/* The next payload that has opened, copied to buf: its length, or -1 if none waits. */
+long tu_hand_payload(struct tu_hand *h, uint8_t *buf, size_t cap);
+
+/* Close the socket and free the session. */
+void tu_hand_close(struct tu_hand *h);
+
+/*
  * Entries of a /proc directory ("/proc/self/fd", "/proc/self/task"),
  * without the descriptor that reading /proc/self/fd opens itself.
  */

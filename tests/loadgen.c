@@ -5,6 +5,9 @@
  *
  *   loadgen attack MODE SLAVE SLAVE_PUB MASTER_KEY SECONDS COUNT SOURCES
  *   loadgen scale SLAVE SLAVE_PUB MASTER_KEY MASTERS REQUESTS [SLAVE_PID]
+ *   loadgen hold SLAVE SLAVE_PUB MASTER_KEY ATTEMPTS PACE_MS SOURCES
+ *   loadgen reads SLAVE SLAVE_PUB MASTER_KEY COUNT
+ *   loadgen idle SLAVE SLAVE_PUB MASTER_KEY LIMIT_MS
  *
  * attack: COUNT attacking connections from SOURCES loopback addresses
  * (127.0.0.2, 127.0.0.3, ...), each reconnecting as soon as the slave
@@ -26,6 +29,27 @@
  * answer.  Prints the time, requests per second and, given SLAVE_PID, the
  * slave's resident memory with everyone connected; exits 1 on any error.
  *
+ * hold: one master key holding as many sessions as it can get, as a
+ * master gone wrong (or a thief of its key) would: ATTEMPTS sessions in
+ * all, at most HOLD_CONCURRENT handshakes at a time, from SOURCES
+ * loopback addresses.  Each session that gets through sends a read of
+ * holding register 0 at once and then one every PACE_MS (0: the next as
+ * soon as the answer came), so that it is never idle; any answer, an
+ * exception included, shows that the slave confirmed it.  A session
+ * closed before its first answer counts as refused.  Prints "ready held H
+ * refused R" once every attempt has its outcome, then holds until
+ * SIGTERM (or HOLD_MAX_MS) and prints "hold: attempts A held H (at most M
+ * at once) refused R answers N closed later C"; exits 0.
+ *
+ * reads: one session, COUNT reads of holding register 0 in turn, each
+ * waited for up to READ_BUDGET_MS (a failed read reconnects for the
+ * next).  Prints "reads: answered A/COUNT"; exits 0 when all were
+ * answered with the registers (not an exception), 1 otherwise.
+ *
+ * idle: one session, one read, then silence until the slave closes it
+ * (its idle timeout).  Prints "idle: closed after T ms" and exits 0, or
+ * "idle: still open after LIMIT_MS ms" and exits 1.
+ *
  * Everything is bounded in count and time and stops by itself.
  */
 #define _GNU_SOURCE
@@ -36,6 +60,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -561,6 +586,345 @@ static int run_scale(int argc, char **argv)
     return errors == 0 && finished == n ? 0 : 1;
 }
 
+/* ---- hold: one key, as many sessions as it can get ----------------------------- */
+
+#define HOLD_CONCURRENT 32     /* handshakes under way at once */
+#define HOLD_MAX_MS     600000 /* bounded, should nobody send SIGTERM */
+#define READ_BUDGET_MS  5000
+
+static volatile sig_atomic_t hold_stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    hold_stop = 1;
+}
+
+struct held {
+    int fd;
+    mbsc_session *s;
+    int answered; /* an answer came: the slave confirmed this session */
+    int waiting;  /* a read is out */
+    long long next_ms;
+    uint16_t tid;
+};
+
+struct hold {
+    struct sockaddr_in slave;
+    const mbsc_config *cfg;
+    int ep;
+    unsigned sources;
+    int pace_ms;
+    int attempts, launched, pending; /* pending: launched, no outcome yet */
+    int held_now, held_max;
+    unsigned long long refused, answers, closed_later;
+    struct held *h;
+};
+
+static int held_flush(struct held *x)
+{
+    for (;;) {
+        size_t n;
+        const uint8_t *p = mbsc_session_output(x->s, &n);
+        ssize_t k;
+
+        if (n == 0)
+            return 0;
+        k = send(x->fd, p, n, MSG_NOSIGNAL);
+        if (k < 0)
+            return errno == EAGAIN ? 0 : -1;
+        mbsc_session_output_consumed(x->s, (size_t)k);
+    }
+}
+
+/* Watch for writability only while output waits: loopback sockets always have room. */
+static void held_interest(struct hold *hd, struct held *x)
+{
+    struct epoll_event ev;
+    size_t n;
+
+    (void)mbsc_session_output(x->s, &n);
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN | EPOLLRDHUP | (n > 0 ? EPOLLOUT : 0u);
+    ev.data.ptr = x;
+    (void)epoll_ctl(hd->ep, EPOLL_CTL_MOD, x->fd, &ev);
+}
+
+/* A read of holding register 0; -1 if the session cannot take it. */
+static int held_read(struct held *x)
+{
+    uint8_t q[12] = {0, 0, 0, 0, 0, 6, 1, 0x03, 0, 0, 0, 1};
+
+    x->tid++;
+    q[0] = (uint8_t)(x->tid >> 8);
+    q[1] = (uint8_t)x->tid;
+    if (mbsc_session_send(x->s, q, sizeof q) != MBSC_OK)
+        return -1;
+    x->waiting = 1;
+    return held_flush(x);
+}
+
+static void held_close(struct hold *hd, struct held *x)
+{
+    if (x->fd < 0)
+        return;
+    close(x->fd);
+    x->fd = -1;
+    mbsc_session_free(x->s);
+    x->s = NULL;
+    if (x->answered) {
+        hd->held_now--;
+        hd->closed_later++;
+    } else {
+        hd->pending--;
+        hd->refused++;
+    }
+}
+
+static void held_open(struct hold *hd, struct held *x)
+{
+    struct sockaddr_in src;
+    struct epoll_event ev;
+    int one = 1, err;
+
+    memset(x, 0, sizeof *x);
+    x->fd = -1;
+    hd->launched++;
+    hd->pending++;
+    x->s = mbsc_session_new(hd->cfg, &err);
+    x->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (x->s == NULL || x->fd < 0)
+        die("cannot make a session (descriptors? ulimit -n)");
+    (void)setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    memset(&src, 0, sizeof src);
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f000002u + (unsigned)hd->launched % hd->sources);
+    (void)bind(x->fd, (struct sockaddr *)&src, sizeof src);
+    if (connect(x->fd, (struct sockaddr *)&hd->slave, sizeof hd->slave) != 0 &&
+        errno != EINPROGRESS) {
+        held_close(hd, x);
+        return;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP;
+    ev.data.ptr = x;
+    (void)epoll_ctl(hd->ep, EPOLL_CTL_ADD, x->fd, &ev);
+}
+
+static void held_event(struct hold *hd, struct held *x, uint32_t events)
+{
+    size_t room, len;
+    uint8_t *dst;
+    ssize_t r;
+
+    if (x->fd < 0)
+        return;
+    if (held_flush(x) != 0) {
+        held_close(hd, x);
+        return;
+    }
+    if (!(events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))) {
+        held_interest(hd, x);
+        return;
+    }
+    dst = mbsc_session_input_buf(x->s, &room);
+    r = recv(x->fd, dst, room, 0);
+    if (r == 0 || (r < 0 && errno != EAGAIN) ||
+        (r > 0 && mbsc_session_input_ack(x->s, (size_t)r) != MBSC_OK)) {
+        held_close(hd, x);
+        return;
+    }
+    if (!mbsc_session_established(x->s)) {
+        held_interest(hd, x);
+        return;
+    }
+    while (mbsc_session_payload(x->s, &len) != NULL) {
+        (void)mbsc_session_payload_ack(x->s);
+        if (len == 0)
+            continue;
+        hd->answers++;
+        x->waiting = 0;
+        x->next_ms = now_ms() + hd->pace_ms;
+        if (!x->answered) {
+            x->answered = 1;
+            hd->pending--;
+            if (++hd->held_now > hd->held_max)
+                hd->held_max = hd->held_now;
+        }
+    }
+    /* Established: the first read goes with the confirming keep-alive. */
+    if (!x->answered && !x->waiting && held_read(x) != 0)
+        held_close(hd, x);
+    else
+        held_interest(hd, x);
+}
+
+static int run_hold(int argc, char **argv)
+{
+    static struct hold hd;
+    struct sigaction sa;
+    mbsc_config *cfg;
+    long long end;
+    int k, ready = 0;
+
+    if (argc != 8)
+        die("usage: loadgen hold SLAVE SLAVE_PUB MASTER_KEY ATTEMPTS PACE_MS SOURCES");
+    parse_addr(argv[2], &hd.slave);
+    cfg = master_config(argv[3], argv[4]);
+    hd.cfg = cfg;
+    hd.attempts = atoi(argv[5]);
+    hd.pace_ms = atoi(argv[6]);
+    hd.sources = (unsigned)atoi(argv[7]);
+    if (hd.attempts < 1 || hd.attempts > 100000 || hd.pace_ms < 0 || hd.pace_ms > 600000 ||
+        hd.sources < 1 || hd.sources > 250)
+        die("ATTEMPTS 1..100000, PACE_MS 0..600000, SOURCES 1..250");
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0)
+        die("sigaction");
+    hd.h = calloc((size_t)hd.attempts, sizeof *hd.h);
+    hd.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (hd.h == NULL || hd.ep < 0)
+        die("out of memory");
+    end = now_ms() + HOLD_MAX_MS;
+    while (!hold_stop && now_ms() < end) {
+        struct epoll_event evs[256];
+        long long now;
+        int n, i;
+
+        while (hd.launched < hd.attempts && hd.pending < HOLD_CONCURRENT)
+            held_open(&hd, &hd.h[hd.launched]);
+        if (!ready && hd.launched == hd.attempts && hd.pending == 0) {
+            ready = 1;
+            printf("ready held %d refused %llu\n", hd.held_now, hd.refused);
+            fflush(stdout);
+        }
+        n = epoll_wait(hd.ep, evs, 256, 10);
+        for (i = 0; i < n; i++)
+            held_event(&hd, evs[i].data.ptr, evs[i].events);
+        /* Held sessions read again at their pace: never idle. */
+        now = now_ms();
+        for (k = 0; k < hd.launched; k++) {
+            struct held *x = &hd.h[k];
+
+            if (x->fd < 0 || !x->answered || x->waiting || now < x->next_ms)
+                continue;
+            if (held_read(x) != 0)
+                held_close(&hd, x);
+            else
+                held_interest(&hd, x);
+        }
+    }
+    printf("hold: attempts %d held %d (at most %d at once) refused %llu answers %llu closed later "
+           "%llu\n",
+           hd.launched, hd.held_now, hd.held_max, hd.refused, hd.answers, hd.closed_later);
+    for (k = 0; k < hd.launched; k++)
+        if (hd.h[k].fd >= 0) {
+            close(hd.h[k].fd);
+            mbsc_session_free(hd.h[k].s);
+        }
+    free(hd.h);
+    close(hd.ep);
+    mbsc_config_free(cfg);
+    return 0;
+}
+
+/* ---- reads: another master's turn; idle: a master that says nothing ------------- */
+
+/* One read of holding register 0 on c: MBSC_OK with the registers, else why not. */
+static int read_register(mbsc_conn *c, uint16_t tid)
+{
+    uint8_t req[12] = {0, 0, 0, 0, 0, 6, 1, 0x03, 0, 0, 0, 1}, rsp[300];
+    size_t len = 0;
+    int r;
+
+    req[0] = (uint8_t)(tid >> 8);
+    req[1] = (uint8_t)tid;
+    r = mbsc_conn_send(c, req, sizeof req, READ_BUDGET_MS);
+    if (r == MBSC_OK)
+        r = mbsc_conn_recv(c, rsp, sizeof rsp, &len, READ_BUDGET_MS);
+    if (r != MBSC_OK)
+        return r;
+    if (len == 11 && memcmp(rsp, req, 2) == 0 && rsp[7] == 0x03)
+        return MBSC_OK;
+    return len >= 9 && (rsp[7] & 0x80) ? -1000 - rsp[8] : -999; /* an exception; or garbage */
+}
+
+static int run_reads(int argc, char **argv)
+{
+    mbsc_config *cfg;
+    mbsc_conn *c = NULL;
+    int count, k, answered = 0;
+
+    if (argc != 6)
+        die("usage: loadgen reads SLAVE SLAVE_PUB MASTER_KEY COUNT");
+    cfg = master_config(argv[3], argv[4]);
+    count = atoi(argv[5]);
+    if (count < 1 || count > 100000)
+        die("COUNT 1..100000");
+    for (k = 0; k < count; k++) {
+        int r = c == NULL ? mbsc_connect(argv[2], cfg, READ_BUDGET_MS, &c, NULL, 0) : MBSC_OK;
+
+        if (r == MBSC_OK)
+            r = read_register(c, (uint16_t)k);
+        if (r == MBSC_OK) {
+            answered++;
+            continue;
+        }
+        if (r <= -1000)
+            fprintf(stderr, "loadgen: read %d: exception %d\n", k, -1000 - r);
+        else if (r == -999)
+            fprintf(stderr, "loadgen: read %d: not the answer to this read\n", k);
+        else
+            fprintf(stderr, "loadgen: read %d: %s\n", k, mbsc_strerror(r));
+        mbsc_conn_close(c); /* whatever went wrong, the next read starts afresh */
+        c = NULL;
+    }
+    mbsc_conn_close(c);
+    mbsc_config_free(cfg);
+    printf("reads: answered %d/%d\n", answered, count);
+    return answered == count ? 0 : 1;
+}
+
+static int run_idle(int argc, char **argv)
+{
+    mbsc_config *cfg;
+    mbsc_conn *c = NULL;
+    uint8_t buf[300];
+    size_t len;
+    long long t0, limit;
+    int r;
+
+    if (argc != 6)
+        die("usage: loadgen idle SLAVE SLAVE_PUB MASTER_KEY LIMIT_MS");
+    cfg = master_config(argv[3], argv[4]);
+    limit = atoll(argv[5]);
+    if (limit < 1 || limit > 3600000)
+        die("LIMIT_MS 1..3600000");
+    r = mbsc_connect(argv[2], cfg, READ_BUDGET_MS, &c, NULL, 0);
+    if (r == MBSC_OK)
+        r = read_register(c, 1);
+    if (r != MBSC_OK) {
+        fprintf(stderr, "loadgen: idle: the first read failed: %s\n",
+                r <= -999 ? "an exception or a wrong answer" : mbsc_strerror(r));
+        mbsc_conn_close(c);
+        mbsc_config_free(cfg);
+        return 2;
+    }
+    /* Silence from here on: only the slave may end this. */
+    t0 = now_ms();
+    r = mbsc_conn_recv(c, buf, sizeof buf, &len, (int)limit);
+    mbsc_conn_close(c);
+    mbsc_config_free(cfg);
+    if (r == MBSC_ERR_PEER_CLOSED) {
+        printf("idle: closed after %lld ms\n", now_ms() - t0);
+        return 0;
+    }
+    printf("idle: still open after %lld ms (%s)\n", now_ms() - t0, mbsc_strerror(r));
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (sodium_init() < 0)
@@ -569,6 +933,12 @@ int main(int argc, char **argv)
         return run_attack(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "scale") == 0)
         return run_scale(argc, argv);
-    die("usage: loadgen attack ... | loadgen scale ... (see tests/loadgen.c)");
+    if (argc >= 2 && strcmp(argv[1], "hold") == 0)
+        return run_hold(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "reads") == 0)
+        return run_reads(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "idle") == 0)
+        return run_idle(argc, argv);
+    die("usage: loadgen attack|scale|hold|reads|idle ... (see tests/loadgen.c)");
     return 2;
 }

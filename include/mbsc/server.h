@@ -32,9 +32,14 @@
  *     oldest unconfirmed connection's place, or is refused;
  *   - unconfirmed connections per source address (default 4; over TCP the
  *     source address cannot be forged without completing TCP's handshake);
+ *   - confirmed sessions per master key (default 4): a master whose key
+ *     holds that many already is refused when it confirms (one key, stolen
+ *     or gone wrong, takes a handful of slots, never all of them);
  *   - handshake deadline (default 2000 ms, or the config's handshake
  *     timeout if that is shorter), optional idle timeout for confirmed
- *     sessions (default 0: none);
+ *     sessions (default 0: none; programs on the server usually want a few
+ *     minutes, so that a master that went away without a word, or holds a
+ *     session for nothing, gives its slot back);
  *   - out of descriptors (EMFILE/ENFILE): a reserve descriptor is closed to
  *     accept and close the waiting client, then reopened; no pause.
  * Connections refused or dropped before confirmation are not reported one
@@ -112,7 +117,8 @@ enum mbsc_server_limit {
     MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS = 3, /* default 4 */
     MBSC_SERVER_HANDSHAKE_TIMEOUT_MS = 4,        /* default 2000 */
     MBSC_SERVER_IDLE_TIMEOUT_MS = 5,             /* default 0: none */
-    MBSC_SERVER_LOG_INTERVAL_MS = 6              /* default 10000 */
+    MBSC_SERVER_LOG_INTERVAL_MS = 6,             /* default 10000 */
+    MBSC_SERVER_MAX_SESSIONS_PER_KEY = 7         /* default 4 */
 };
 
 /* Counters, for tests, monitoring and benchmarks. */
@@ -132,6 +138,8 @@ struct mbsc_server_stats {
     uint64_t bad_handshakes; /*  malformed handshake or frame, failed decryption */
     uint64_t closed_early;   /*   the client hung up before confirmation */
     uint64_t replays;        /*   message 1 seen before (its ephemeral key) */
+    /* Added later: new counters go at the end, so that the layout above stays. */
+    uint64_t per_key; /*   at confirmation: its key holds its sessions' worth already */
 };
 
 /*
@@ -223,14 +231,20 @@ MBSC_API int mbsc_server_stop_accepting(mbsc_server *srv);
 MBSC_API void mbsc_server_get_stats(const mbsc_server *srv, struct mbsc_server_stats *st);
 
 /*
- * Make new connections use cfg (MBSC_ROLE_SLAVE, complete; borrowed like
- * the first one) from now on, e.g. after the allow-list, the PSK or the
- * key was re-read.  Connections already open keep the sessions they have;
- * sessions still in their handshake may read the old config's allow-list,
- * so keep the old config and allow-list alive until
- * mbsc_server_get_stats() shows no unconfirmed connection (or until
- * mbsc_server_free()).  MBSC_OK, MBSC_ERR_INVALID_ARG, or the error of a
- * config that cannot make sessions (the server then keeps the old one).
+ * Put cfg (MBSC_ROLE_SLAVE, complete; borrowed like the first one) in
+ * force, e.g. after the allow-list, the PSK or the key was re-read.  New
+ * connections get sessions of cfg.  Its allow-list also judges, from now
+ * on, every connection already open that has not confirmed its session:
+ * a message 1 still to come is checked against it, and every master is
+ * looked up in it again when it confirms (its first transport frame): a
+ * key no longer listed is refused then (counted as an unknown key in the
+ * refusal log line), and the name and role come from this list.  Sessions
+ * keep the key pair and PSK they started their handshake with.  Nothing
+ * reads the old config or its allow-list once this returns: they may be
+ * freed.  Confirmed sessions are held against the new list by
+ * mbsc_server_apply_allowlist().  MBSC_OK, MBSC_ERR_INVALID_ARG, or the
+ * error of a config that cannot make sessions (the server then keeps the
+ * old one).
  */
 MBSC_API MBSC_WUR int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg, char *why,
                                              size_t why_len);
@@ -245,14 +259,17 @@ MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_con
                                          uint8_t public_key[MBSC_KEY_BYTES]);
 
 /*
- * After a reload: hold every confirmed connection against the allow-list
- * al (normally the one of the config just given to
- * mbsc_server_set_config).  A master whose key al no longer lists is
- * closed (a CLOSED event with MBSC_ERR_UNKNOWN_PEER); the others take the
+ * After a reload: end every session of a master that al (normally the
+ * allow-list of the config just given to mbsc_server_set_config) no
+ * longer lists.  A confirmed one is closed with a CLOSED event
+ * (MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list"); one whose
+ * message 1 was accepted but that has not confirmed yet is closed and
+ * counted as an unknown key.  The confirmed masters still listed take the
  * name and role al gives them now, which the request callback sees from
- * their next request on.  Connections still in their handshake are left
- * to finish it against the config they started with.  Returns the number
- * of connections closed, or MBSC_ERR_INVALID_ARG.
+ * their next request on.  So after set_config and apply_allowlist no
+ * session of a removed master survives in any state, and no master acts
+ * with a role the new list does not give it.  Returns the number of
+ * connections closed, or MBSC_ERR_INVALID_ARG.
  */
 MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist *al);
 

@@ -147,18 +147,50 @@ static void end_for_socket_error(mbsc_server *srv, struct srv_conn *c, int err)
 
 /* ---- the session's progress --------------------------------------------------------- */
 
+/*
+ * Confirmed sessions of the master key key.  A scan at each confirmation:
+ * cheaper than the handshake's Diffie-Hellman operations before it, for
+ * any connection budget a process can hold.
+ */
+static unsigned sessions_of(const mbsc_server *srv, const uint8_t key[MBSC_KEY_BYTES])
+{
+    const struct srv_conn *c;
+    unsigned n = 0;
+
+    for (c = srv->confirmed.head; c != NULL; c = c->next)
+        n += memcmp(c->key, key, MBSC_KEY_BYTES) == 0;
+    return n;
+}
+
+/*
+ * The master has proved it holds this handshake's keys.  Its key is
+ * judged now, by the allow-list of the config in force (a reload since
+ * message 1 may have removed it or changed its role), and against the
+ * sessions it holds already; a master refused here never was connected.
+ */
 static void confirm(mbsc_server *srv, struct srv_conn *c)
 {
-    const char *name, *role;
+    uint8_t key[MBSC_KEY_BYTES];
+    const char *name = NULL, *role = NULL;
 
+    if (mbsc_session_peer_public_key(c->s, key) != MBSC_OK ||
+        mbsc_allowlist_find(srv->cfg->allowlist, key, &name, &role) < 0) {
+        srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
+                     REFUSED_UNKNOWN_KEY);
+        return;
+    }
+    if (sessions_of(srv, key) >= srv->max_per_key) {
+        srv_conn_end(srv, c, MBSC_ERR_STATE, "too many sessions of one master key",
+                     REFUSED_PER_KEY);
+        return;
+    }
     srv_list_remove(&srv->unconfirmed, c);
     srv->stats.unconfirmed--;
     c->confirmed = 1;
     c->due_ns = mbsc_monotonic_ns(); /* now the idle clock */
     srv_list_push(&srv->confirmed, c);
     srv->stats.confirmed++;
-    name = mbsc_session_peer_name(c->s);
-    role = mbsc_session_peer_role(c->s);
+    memcpy(c->key, key, sizeof key);
     snprintf(c->name, sizeof c->name, "%s", name != NULL ? name : "");
     snprintf(c->role, sizeof c->role, "%s", role != NULL ? role : "");
     c->info.peer_name = c->name;

@@ -23,6 +23,7 @@ static const char *const reason_text[REFUSED_COUNT] = {
     [REFUSED_FULL] = "connection budget full",
     [REFUSED_FD] = "out of descriptors",
     [REFUSED_UNKNOWN_KEY] = "unknown master key",
+    [REFUSED_PER_KEY] = "over the sessions allowed per master key",
     [REFUSED_HANDSHAKE] = "bad handshake or frame",
     [REFUSED_REPLAY] = "replayed message 1",
     [REFUSED_CLOSED] = "closed by the client before confirmation",
@@ -77,6 +78,7 @@ void srv_refuse(mbsc_server *srv, enum srv_refusal why)
     case REFUSED_FULL: srv->stats.full++; break;
     case REFUSED_FD: srv->stats.fd_exhausted++; break;
     case REFUSED_UNKNOWN_KEY: srv->stats.unknown_keys++; break;
+    case REFUSED_PER_KEY: srv->stats.per_key++; break;
     case REFUSED_HANDSHAKE: srv->stats.bad_handshakes++; break;
     case REFUSED_CLOSED: srv->stats.closed_early++; break;
     case REFUSED_REPLAY: srv->stats.replays++; break;

@@ -26,7 +26,15 @@
 #define DEFAULT_MAX_PER_ADDRESS 4u
 #define DEFAULT_HANDSHAKE_MS    2000u
 #define DEFAULT_LOG_MS          10000u
-#define READY_PER_STEP          256
+/*
+ * Sessions per master key: a master normally holds one; a few more cover
+ * a reconnection while the old session is still half-open (until the idle
+ * timeout or TCP ends it), or a master that polls over parallel
+ * connections.  Small, so that one key - stolen, or a master gone wrong -
+ * takes a handful of the connection slots, not all of them.
+ */
+#define DEFAULT_MAX_PER_KEY 4u
+#define READY_PER_STEP      256
 
 MBSC_STATIC_ASSERT(ATOMIC_INT_LOCK_FREE == 2, "stop() needs a lock-free atomic int");
 
@@ -135,6 +143,11 @@ MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit whic
             return MBSC_ERR_INVALID_ARG;
         srv->log_ms = value;
         return MBSC_OK;
+    case MBSC_SERVER_MAX_SESSIONS_PER_KEY:
+        if (value == 0)
+            return MBSC_ERR_INVALID_ARG;
+        srv->max_per_key = value;
+        return MBSC_OK;
     }
     return MBSC_ERR_INVALID_ARG;
 }
@@ -150,6 +163,7 @@ MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server
     case MBSC_SERVER_HANDSHAKE_TIMEOUT_MS: return srv->handshake_ms;
     case MBSC_SERVER_IDLE_TIMEOUT_MS: return srv->idle_ms;
     case MBSC_SERVER_LOG_INTERVAL_MS: return srv->log_ms;
+    case MBSC_SERVER_MAX_SESSIONS_PER_KEY: return srv->max_per_key;
     }
     return 0;
 }
@@ -212,9 +226,23 @@ static void expire(mbsc_server *srv, int64_t now)
                      REFUSED_TIMEOUT);
     }
     while (srv->idle_ms != 0 && srv->confirmed.head != NULL &&
-           srv->confirmed.head->due_ns + (int64_t)srv->idle_ms * 1000000 <= now &&
-           !srv->confirmed.head->awaiting)
-        srv_conn_end(srv, srv->confirmed.head, MBSC_ERR_TIMEOUT, "idle timeout", REFUSED_OTHER);
+           srv->confirmed.head->due_ns + (int64_t)srv->idle_ms * 1000000 <= now) {
+        struct srv_conn *c = srv->confirmed.head;
+
+        if (!c->awaiting) {
+            srv_conn_end(srv, c, MBSC_ERR_TIMEOUT, "idle timeout", REFUSED_OTHER);
+            continue;
+        }
+        /*
+         * Waiting for the application's answer is not idleness: its clock
+         * starts again, at the tail.  Left at the head, it would hold up
+         * the idle ones behind it and keep the deadline in the past (a loop
+         * that never sleeps) until the answer came.
+         */
+        c->due_ns = now;
+        srv_list_remove(&srv->confirmed, c);
+        srv_list_push(&srv->confirmed, c);
+    }
 }
 
 static void bury(mbsc_server *srv)
@@ -524,6 +552,7 @@ static int server_open(mbsc_server *srv, const char *hostport, char *why, size_t
     srv->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED < srv->max_connections ? DEFAULT_MAX_UNCONFIRMED
                                                                           : srv->max_connections;
     srv->max_per_address = DEFAULT_MAX_PER_ADDRESS;
+    srv->max_per_key = DEFAULT_MAX_PER_KEY;
     srv->handshake_ms = hs != 0 && hs < DEFAULT_HANDSHAKE_MS ? hs : DEFAULT_HANDSHAKE_MS;
     srv->log_ms = DEFAULT_LOG_MS;
     r = size_slots(srv, srv->max_connections);
@@ -609,6 +638,15 @@ MBSC_API void mbsc_server_free(mbsc_server *srv)
     free(srv);
 }
 
+/* Every session, whatever its state, checks message 1 against al from now on. */
+static void use_allowlist(struct srv_list *l, const mbsc_allowlist *al)
+{
+    struct srv_conn *c;
+
+    for (c = l->head; c != NULL; c = c->next)
+        mbsc_session_use_allowlist(c->s, al);
+}
+
 MBSC_API int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg, char *why,
                                     size_t why_len)
 {
@@ -620,9 +658,17 @@ MBSC_API int mbsc_server_set_config(mbsc_server *srv, const mbsc_config *cfg, ch
         return MBSC_ERR_INVALID_ARG;
     }
     r = check_config(cfg, why, why_len);
-    if (r == MBSC_OK)
-        srv->cfg = cfg;
-    return r;
+    if (r != MBSC_OK)
+        return r;
+    srv->cfg = cfg;
+    /*
+     * Connections waiting for message 1 judge it by the new list, and those
+     * past it are judged again at confirmation (peer.c): nothing reads the
+     * old config or its allow-list any more.
+     */
+    use_allowlist(&srv->unconfirmed, cfg->allowlist);
+    use_allowlist(&srv->confirmed, cfg->allowlist);
+    return MBSC_OK;
 }
 
 MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_conn_id conn,
@@ -637,7 +683,8 @@ MBSC_API int mbsc_server_conn_public_key(const mbsc_server *srv, mbsc_server_con
         return MBSC_ERR_PEER_CLOSED;
     if (!c->confirmed)
         return MBSC_ERR_STATE;
-    return mbsc_session_peer_public_key(c->s, public_key) == MBSC_OK ? MBSC_OK : MBSC_ERR_STATE;
+    memcpy(public_key, c->key, MBSC_KEY_BYTES);
+    return MBSC_OK;
 }
 
 MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist *al)
@@ -648,13 +695,12 @@ MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist 
     if (srv == NULL || al == NULL)
         return MBSC_ERR_INVALID_ARG;
     for (c = srv->confirmed.head; c != NULL; c = next) {
-        uint8_t key[MBSC_KEY_BYTES];
         const char *name = NULL, *role = NULL;
 
         next = c->next; /* closing c takes it off the list */
-        if (c->fd < 0 || mbsc_session_peer_public_key(c->s, key) != MBSC_OK)
+        if (c->fd < 0)
             continue;
-        if (mbsc_allowlist_find(al, key, &name, &role) < 0) {
+        if (mbsc_allowlist_find(al, c->key, &name, &role) < 0) {
             srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
                          REFUSED_OTHER);
             closed++;
@@ -664,6 +710,21 @@ MBSC_API int mbsc_server_apply_allowlist(mbsc_server *srv, const mbsc_allowlist 
         snprintf(c->role, sizeof c->role, "%s", role != NULL ? role : "");
         c->info.peer_name = c->name;
         c->info.peer_role = role != NULL ? c->role : NULL;
+    }
+    /*
+     * Handshakes past message 1 of masters no longer listed end too: they
+     * would be refused at confirmation, but need not hold a slot till then.
+     */
+    for (c = srv->unconfirmed.head; c != NULL; c = next) {
+        uint8_t key[MBSC_KEY_BYTES];
+
+        next = c->next;
+        if (c->fd < 0 || mbsc_session_claimed_key(c->s, key) != MBSC_OK ||
+            mbsc_allowlist_find(al, key, NULL, NULL) >= 0)
+            continue;
+        srv_conn_end(srv, c, MBSC_ERR_UNKNOWN_PEER, "removed from the allow-list",
+                     REFUSED_UNKNOWN_KEY);
+        closed++;
     }
     return closed;
 }

@@ -22,6 +22,7 @@
 #include "link/link.h"
 #include "mbsc/conn.h"
 #include "mbsc/server.h"
+#include "session/session_internal.h"
 
 /* ---- poller.c -------------------------------------------------------------- */
 
@@ -64,6 +65,7 @@ enum srv_refusal {
     REFUSED_FULL,        /* every connection slot taken by confirmed sessions */
     REFUSED_FD,          /* out of descriptors */
     REFUSED_UNKNOWN_KEY, /* master key not in the allow-list */
+    REFUSED_PER_KEY,     /* the master key holds its sessions' worth already */
     REFUSED_HANDSHAKE,   /* malformed or undecryptable handshake, bad frame */
     REFUSED_REPLAY,      /* message 1 seen before */
     REFUSED_CLOSED,      /* the client hung up before confirmation */
@@ -116,6 +118,7 @@ struct srv_conn {
     uint8_t ip_len;
     char peer[MBSC_ADDRSTRLEN];
     /* Copied at confirmation: a failed session forgets them, the CLOSED event not. */
+    uint8_t key[MBSC_KEY_BYTES]; /* the master's static key (public) */
     char name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char role[MBSC_ALLOWLIST_NAME_MAX + 1];
 };
@@ -141,7 +144,7 @@ struct mbsc_server {
     void *event_user;
 
     /* Limits in force. */
-    unsigned max_unconfirmed, max_connections, max_per_address;
+    unsigned max_unconfirmed, max_connections, max_per_address, max_per_key;
     unsigned handshake_ms, idle_ms, log_ms;
     unsigned fd_cap; /* RLIMIT_NOFILE - MBSC_SERVER_FD_RESERVE */
 

@@ -763,6 +763,20 @@ MBSC_API int mbsc_session_peer_public_key(const mbsc_session *s, uint8_t public_
     return MBSC_OK;
 }
 
+void mbsc_session_use_allowlist(mbsc_session *s, const mbsc_allowlist *al)
+{
+    if (s != NULL && s->role == MBSC_ROLE_SLAVE && al != NULL)
+        s->allowlist = al;
+}
+
+int mbsc_session_claimed_key(const mbsc_session *s, uint8_t key[MBSC_KEY_BYTES])
+{
+    if (s == NULL || s->role != MBSC_ROLE_SLAVE || !s->has_peer_key)
+        return MBSC_ERR_STATE;
+    memcpy(key, s->peer_key, MBSC_KEY_BYTES);
+    return MBSC_OK;
+}
+
 MBSC_API const char *mbsc_session_peer_name(const mbsc_session *s)
 {
     return s != NULL && s->state == ESTABLISHED && s->has_peer_name ? s->peer_name : NULL;

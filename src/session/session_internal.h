@@ -25,6 +25,23 @@ struct mbsc_config {
     size_t max_payload; /* largest transport payload a session buffers */
 };
 
+/*
+ * Slave: check the master's key of message 1 against al from now on, for a
+ * server that takes a new config (mbsc_server_set_config): the session no
+ * longer reads the allow-list it was made with.  Only message 1 reads it;
+ * after that the server holds the confirmed key against its current list.
+ */
+void mbsc_session_use_allowlist(mbsc_session *s, const mbsc_allowlist *al);
+
+/*
+ * Slave: the static key that message 1 carried and the allow-list
+ * accepted, before the session is confirmed (MBSC_ERR_STATE before
+ * message 1, or once the session failed).  Not yet proof of anything:
+ * message 1 may be a replay.  A server uses it to end, at a reload, the
+ * handshakes of masters that the new allow-list no longer lists.
+ */
+int mbsc_session_claimed_key(const mbsc_session *s, uint8_t key[MBSC_KEY_BYTES]);
+
 /* Bytes of one session whose payloads are at most max_payload bytes (session.c). */
 size_t mbsc_session_footprint_for(size_t max_payload);
 

@@ -80,6 +80,10 @@ struct gw_options {
     unsigned long max_connections;      /* masters / local clients at once (0: default) */
     unsigned long drain_ms;             /* SIGTERM: longest wait for requests in flight */
     char *control;                      /* optional UNIX socket for "mbsc-gateway status" */
+
+    /* Server: how much one master may hold. */
+    unsigned long max_sessions_per_master; /* sessions per master key (0: the library's, 4) */
+    unsigned long idle_timeout_ms;         /* close a master idle that long (0: never) */
 };
 
 /* Defaults, as documented in --help and docs/gateway.md. */

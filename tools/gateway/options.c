@@ -56,6 +56,8 @@ static const struct option_def defs[] = {
     {"max-connections", NUMBER, S(max_connections), M_BOTH, 1, 1000000},
     {"drain-timeout", NUMBER, S(drain_ms), M_BOTH, 0, 3600000},
     {"control", STRING, S(control), M_BOTH, 0, 0},
+    {"max-sessions-per-master", NUMBER, S(max_sessions_per_master), M_SERVER, 1, 1000000},
+    {"idle-timeout", NUMBER, S(idle_timeout_ms), M_SERVER, 0, 86400000},
 };
 #undef S
 
@@ -68,6 +70,8 @@ void gw_options_init(struct gw_options *o)
     o->connect_timeout_ms = 3000;
     o->reconnect_max_ms = 5000;
     o->drain_ms = 2000;
+    /* A master gone without a word (or holding a session for nothing) frees its slot. */
+    o->idle_timeout_ms = 300000;
 }
 
 void gw_options_free(struct gw_options *o)
@@ -444,6 +448,10 @@ void gw_usage(FILE *out)
           "                          start at 100 ms and double (default 5000)\n"
           "  --handshake-timeout MS  server: masters' handshake deadline (default 2000)\n"
           "  --max-connections N     masters (server) or local clients (client) at once\n"
+          "  --max-sessions-per-master N  server: sessions one master key may hold at\n"
+          "                          once (default 4); more are refused, and logged\n"
+          "  --idle-timeout MS       server: close a master's session after MS without\n"
+          "                          a request (default 300000, five minutes; 0: never)\n"
           "  --drain-timeout MS      on SIGTERM/SIGINT, longest wait for the requests in\n"
           "                          flight before exiting (default 2000)\n"
           "  --config FILE           settings as 'name = value' lines, names as the options\n"

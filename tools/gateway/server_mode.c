@@ -387,6 +387,10 @@ int gw_server_mode(const struct gw_options *o)
     if (o->handshake_timeout_ms != 0)
         (void)mbsc_server_set_limit(g.srv, MBSC_SERVER_HANDSHAKE_TIMEOUT_MS,
                                     (unsigned)o->handshake_timeout_ms);
+    if (o->max_sessions_per_master != 0)
+        (void)mbsc_server_set_limit(g.srv, MBSC_SERVER_MAX_SESSIONS_PER_KEY,
+                                    (unsigned)o->max_sessions_per_master);
+    (void)mbsc_server_set_limit(g.srv, MBSC_SERVER_IDLE_TIMEOUT_MS, (unsigned)o->idle_timeout_ms);
     if (mbsc_server_address(g.srv, addr, sizeof addr) != MBSC_OK)
         goto out;
     if (o->control != NULL && (g.control = gw_control_open(o->control, why, sizeof why)) == NULL) {
