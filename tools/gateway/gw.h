@@ -6,6 +6,7 @@
  *   options.c     settings from the command line and from --config FILE;
  *   log.c         log lines on stderr (journald levels under systemd), and
  *                 the systemd readiness notification;
+ *   clock.c       the monotonic clock and poll() timeout arithmetic;
  *   signals.c     SIGHUP, SIGTERM, SIGINT, SIGUSR1 through a self-pipe;
  *   adu_check.c   Modbus checks of requests and of upstream answers;
  *   upstream.c    the one connection to what is behind the gateway: plain
@@ -293,7 +294,7 @@ struct gw_secrets {
 int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len);
 void gw_secrets_free(struct gw_secrets *s);
 
-/* ---- small helpers (main.c) ------------------------------------------------ */
+/* ---- clock.c -------------------------------------------------------------- */
 
 int64_t gw_now_ns(void);
 /* Milliseconds from now until at (rounded up, >= 0). */
