@@ -125,7 +125,7 @@ static int take_requests(struct gw_client *g, struct local *c)
             uint8_t ex[9];
 
             reply(g, c->id, ex, gw_exception(c->in, GW_EXC_PATH_UNAVAILABLE, ex));
-        } else if (gw_mux_submit(g->mux, c->id, c->in, n, gw_now_ns()) != MBSC_OK) {
+        } else if (gw_mux_submit(g->mux, c->id, c->id, c->in, n, gw_now_ns()) != MBSC_OK) {
             return -1;
         }
         /* reply() may have closed c: it is looked up again by the caller. */

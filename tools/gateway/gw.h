@@ -262,11 +262,13 @@ void gw_mux_attach(struct gw_mux *mux, struct gw_upstream *u);
 void gw_mux_free(struct gw_mux *mux);
 
 /*
- * One request (a checked ADU) from origin.  Answered through reply, at once
- * (upstream unreachable, queue full) or later.  MBSC_OK or MBSC_ERR_NOMEM.
+ * One request (a checked ADU) from origin, which belongs to group (the
+ * requester's identity: server mode, the master's key; client mode, the
+ * local client itself).  Answered through reply, at once (upstream
+ * unreachable, queue full) or later.  MBSC_OK or MBSC_ERR_NOMEM.
  */
-int gw_mux_submit(struct gw_mux *mux, uint64_t origin, const uint8_t *adu, size_t len,
-                  int64_t now_ns);
+int gw_mux_submit(struct gw_mux *mux, uint64_t origin, uint64_t group, const uint8_t *adu,
+                  size_t len, int64_t now_ns);
 /* The origin is gone: forget its queued requests, drop its answers. */
 void gw_mux_forget(struct gw_mux *mux, uint64_t origin);
 /* Requests of origin queued or in flight. */

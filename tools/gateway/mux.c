@@ -33,7 +33,7 @@
 #include "internal.h"
 
 struct gw_req {
-    uint64_t origin;
+    uint64_t origin, group;
     uint16_t up_tid;
     int64_t due_ns;
     size_t len;
@@ -282,7 +282,8 @@ static void pump(struct gw_mux *m)
     }
 }
 
-int gw_mux_submit(struct gw_mux *m, uint64_t origin, const uint8_t *adu, size_t len, int64_t now_ns)
+int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8_t *adu, size_t len,
+                  int64_t now_ns)
 {
     struct gw_origin *o;
     struct gw_req *r;
@@ -293,6 +294,7 @@ int gw_mux_submit(struct gw_mux *m, uint64_t origin, const uint8_t *adu, size_t 
     if (r == NULL)
         return MBSC_ERR_NOMEM;
     r->origin = origin;
+    r->group = group;
     r->len = len;
     memcpy(r->adu, adu, len);
     r->due_ns = now_ns + (int64_t)m->cfg.timeout_ms * 1000000;

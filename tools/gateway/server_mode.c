@@ -15,10 +15,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <sodium.h>
+
 #include "gw.h"
 
 struct master {
     mbsc_server_conn_id id;
+    uint64_t group; /* the multiplexer's share: one per master key (group_of) */
     char name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char role[MBSC_ALLOWLIST_NAME_MAX + 1]; /* "" for none */
     char address[MBSC_ADDRSTRLEN];
@@ -39,6 +42,7 @@ struct gw_server {
     size_t n_masters, cap_masters;
     int draining;
     struct gw_control *control; /* --control, or NULL */
+    uint8_t group_key[crypto_shorthash_KEYBYTES];
 };
 
 static struct master *find_master(struct gw_server *g, mbsc_server_conn_id id)
@@ -106,8 +110,28 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
     }
     gw_log(GW_DEBUG, "master %s: function 0x%02x address %u unit %u", m->name, p[GW_MBAP],
            gw_first_address(p, len), p[6]);
-    if (gw_mux_submit(g->mux, ci->id, p, len, gw_now_ns()) != MBSC_OK)
+    if (gw_mux_submit(g->mux, ci->id, m->group, p, len, gw_now_ns()) != MBSC_OK)
         answer_exception(g, ci->id, p, GW_EXC_BUSY);
+}
+
+/*
+ * The multiplexer shares the PLC among master keys, not connections: every
+ * session of one key is in one group.  A keyed hash (a key of this process
+ * only) reduces the key to 64 bits, so that no master can choose a key
+ * whose group is another master's.
+ */
+static uint64_t group_of(const struct gw_server *g, mbsc_server_conn_id id)
+{
+    uint8_t key[MBSC_KEY_BYTES], h[crypto_shorthash_BYTES];
+    uint64_t group = 0;
+    size_t i;
+
+    if (mbsc_server_conn_public_key(g->srv, id, key) != MBSC_OK)
+        return id; /* cannot happen for a confirmed session: then a group of its own */
+    crypto_shorthash(h, key, sizeof key, g->group_key);
+    for (i = 0; i < sizeof h; i++)
+        group = group << 8 | h[i];
+    return group;
 }
 
 static void add_master(struct gw_server *g, const struct mbsc_server_conn_info *ci)
@@ -128,6 +152,7 @@ static void add_master(struct gw_server *g, const struct mbsc_server_conn_info *
     m = &g->masters[g->n_masters++];
     memset(m, 0, sizeof *m);
     m->id = ci->id;
+    m->group = group_of(g, ci->id);
     snprintf(m->name, sizeof m->name, "%s", ci->peer_name != NULL ? ci->peer_name : "?");
     snprintf(m->role, sizeof m->role, "%s", ci->peer_role != NULL ? ci->peer_role : "");
     snprintf(m->address, sizeof m->address, "%s", ci->peer_address);
@@ -358,6 +383,7 @@ int gw_server_mode(const struct gw_options *o)
 
     memset(&g, 0, sizeof g);
     g.o = o;
+    crypto_shorthash_keygen(g.group_key);
     if (gw_secrets_load(&g.cur, o, why, sizeof why) != 0) {
         gw_log(GW_ERR, "%s", why);
         return GW_EX_FAILURE;
@@ -411,5 +437,6 @@ out:
     free(g.masters);
     free_retired(&g, 1);
     gw_secrets_free(&g.cur);
+    sodium_memzero(g.group_key, sizeof g.group_key);
     return rc;
 }
