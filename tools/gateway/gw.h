@@ -238,6 +238,22 @@ void gw_upstream_reset(struct gw_upstream *u, const char *why);
 
 /* ---- mux.c ---------------------------------------------------------------- */
 
+/*
+ * Re-entrancy (the rule both modes rely on): the multiplexer never calls
+ * reply while it walks its own queues or flight slots.  Answers, its
+ * own and upstream's, go to an outbox first; the outermost call into the
+ * multiplexer (gw_mux_submit, gw_mux_forget, gw_mux_tick, and the
+ * upstream hooks) delivers them one by one just before it returns, when
+ * nothing of the multiplexer is being walked.  So reply may call
+ * gw_mux_forget (its requester is gone) and gw_mux_submit (the next
+ * request) on the same multiplexer: those calls only change queues and
+ * the outbox, and what they answer is delivered by the same outermost
+ * call.  reply must not call gw_mux_free.  The caller's own lists are the
+ * caller's to protect: a reply that finds its requester gone marks it and
+ * frees it at the end of the loop turn (client_mode.c), or the library
+ * does (mbsc_server defers the free of a closed connection).
+ */
+
 struct gw_mux;
 
 /* An answer (or an exception made by the gateway) for requester origin. */

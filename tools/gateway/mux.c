@@ -22,13 +22,23 @@
  *    a connection that breaks get 0B (the PLC may or may not have acted);
  *  - an answer that does not fit its request (adu_check.c) is dropped and
  *    logged, never forwarded: its request times out.
+ *
+ * Re-entrancy.  reply may call back into the multiplexer: a server-mode
+ * answer to a master whose socket has closed ends its session at once,
+ * and the CLOSED event forgets the origin; a client-mode requester may
+ * submit again.  So nothing here calls reply while it walks its queues
+ * or flight slots: every answer goes to the outbox, and the outermost
+ * call into the multiplexer (the public functions and the upstream hooks,
+ * counted by depth) delivers the outbox just before it returns, taking
+ * each answer off the outbox before its reply runs.  Calls made from
+ * reply see depth > 0: they change queues and the outbox only, and what
+ * they answer is delivered by the same outermost call.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
-#include "conn/sock.h"
 #include "gw.h"
 #include "internal.h"
 
@@ -37,8 +47,8 @@ struct gw_req {
     uint16_t up_tid;
     int64_t due_ns;
     size_t len;
-    uint8_t adu[GW_MAX_ADU]; /* as the requester sent it */
-    struct gw_req *next;     /* in its origin's queue */
+    uint8_t adu[GW_MAX_ADU]; /* as the requester sent it; in the outbox, its answer */
+    struct gw_req *next;     /* in its origin's queue, or in the outbox */
 };
 
 /* A requester with queued requests (only those have an entry). */
@@ -58,6 +68,8 @@ struct gw_mux {
     unsigned n_flight;
     struct gw_origin *rr_head, *rr_tail;
     unsigned n_queued;
+    struct gw_req *out_head, *out_tail; /* answers not delivered yet */
+    unsigned depth;                     /* calls into the multiplexer under way */
     uint16_t next_tid;
     struct gw_mux_stats st;
 };
@@ -88,6 +100,16 @@ static void req_free(struct gw_req *r)
     free(r);
 }
 
+static void free_list(struct gw_req *r)
+{
+    while (r != NULL) {
+        struct gw_req *next = r->next;
+
+        req_free(r);
+        r = next;
+    }
+}
+
 void gw_mux_free(struct gw_mux *m)
 {
     unsigned i;
@@ -98,17 +120,13 @@ void gw_mux_free(struct gw_mux *m)
         struct gw_origin *o = m->rr_head;
 
         m->rr_head = o->next;
-        while (o->head != NULL) {
-            struct gw_req *r = o->head;
-
-            o->head = r->next;
-            req_free(r);
-        }
+        free_list(o->head);
         free(o);
     }
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL)
             req_free(m->flight[i]);
+    free_list(m->out_head);
     free(m->flight);
     free(m);
 }
@@ -118,15 +136,70 @@ void gw_mux_attach(struct gw_mux *m, struct gw_upstream *u)
     m->up = u;
 }
 
-/* Answer r's requester with exception code, and free r. */
+static const char *up_name(const struct gw_mux *m)
+{
+    return m->up != NULL ? gw_upstream_name(m->up) : "upstream";
+}
+
+/* ---- the outbox: answers wait here until nothing is being walked ---- */
+
+static void outbox_put(struct gw_mux *m, struct gw_req *r)
+{
+    r->next = NULL;
+    if (m->out_tail != NULL)
+        m->out_tail->next = r;
+    else
+        m->out_head = r;
+    m->out_tail = r;
+}
+
+/* r's answer is exception code (r becomes its answer). */
 static void answer_exception(struct gw_mux *m, struct gw_req *r, uint8_t code)
 {
     uint8_t ex[9];
-    size_t n = gw_exception(r->adu, code, ex);
 
-    m->reply(m->user, r->origin, ex, n);
-    req_free(r);
+    r->len = gw_exception(r->adu, code, ex);
+    memcpy(r->adu, ex, r->len);
+    outbox_put(m, r);
 }
+
+/* r's answer is upstream's adu, with the requester's own transaction id. */
+static void answer_upstream(struct gw_mux *m, struct gw_req *r, const uint8_t *adu, size_t len)
+{
+    memcpy(r->adu + 2, adu + 2, len - 2);
+    r->len = len;
+    outbox_put(m, r);
+}
+
+static void enter(struct gw_mux *m)
+{
+    m->depth++;
+}
+
+/*
+ * The end of a call into the multiplexer.  The outermost one delivers the
+ * outbox, still counted in depth, so that calls reply makes only queue.
+ */
+static void leave(struct gw_mux *m)
+{
+    if (m->depth > 1) {
+        m->depth--;
+        return;
+    }
+    while (m->out_head != NULL) {
+        struct gw_req *r = m->out_head;
+
+        m->out_head = r->next;
+        if (m->out_head == NULL)
+            m->out_tail = NULL;
+        if (r->origin != 0) /* 0: forgotten meanwhile */
+            m->reply(m->user, r->origin, r->adu, r->len);
+        req_free(r);
+    }
+    m->depth--;
+}
+
+/* ---- queues ---- */
 
 static struct gw_origin *find_origin(const struct gw_mux *m, uint64_t id, struct gw_origin **prev)
 {
@@ -288,31 +361,35 @@ int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8
     struct gw_origin *o;
     struct gw_req *r;
 
-    if (len > GW_MAX_ADU)
+    if (len > GW_MAX_ADU || len < GW_MBAP + 1)
         return MBSC_ERR_INVALID_ARG;
     r = calloc(1, sizeof *r);
     if (r == NULL)
         return MBSC_ERR_NOMEM;
+    enter(m);
     r->origin = origin;
     r->group = group;
     r->len = len;
     memcpy(r->adu, adu, len);
     r->due_ns = now_ns + (int64_t)m->cfg.timeout_ms * 1000000;
+    o = find_origin(m, origin, NULL);
     if (m->up == NULL || gw_upstream_state(m->up) == GW_UP_BACKOFF) {
         m->st.unreachable++;
         answer_exception(m, r, m->cfg.unreachable_code);
+        leave(m);
         return MBSC_OK;
     }
-    o = find_origin(m, origin, NULL);
     if (o != NULL && o->n >= m->cfg.max_queue) {
         m->st.busy++;
         answer_exception(m, r, GW_EXC_BUSY);
+        leave(m);
         return MBSC_OK;
     }
     if (o == NULL) {
         o = calloc(1, sizeof *o);
         if (o == NULL) {
             req_free(r);
+            leave(m);
             return MBSC_ERR_NOMEM;
         }
         o->id = origin;
@@ -330,19 +407,21 @@ int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8
     o->n++;
     m->n_queued++;
     pump(m);
+    leave(m);
     return MBSC_OK;
 }
 
 void gw_mux_forget(struct gw_mux *m, uint64_t origin)
 {
     struct gw_origin *prev, *o = find_origin(m, origin, &prev);
+    struct gw_req *r;
     unsigned i;
 
+    enter(m);
     if (o != NULL) {
         unlink_origin(m, o, prev);
         while (o->head != NULL) {
-            struct gw_req *r = o->head;
-
+            r = o->head;
             o->head = r->next;
             m->n_queued--;
             req_free(r);
@@ -353,6 +432,10 @@ void gw_mux_forget(struct gw_mux *m, uint64_t origin)
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL && m->flight[i]->origin == origin)
             m->flight[i]->origin = 0;
+    for (r = m->out_head; r != NULL; r = r->next)
+        if (r->origin == origin)
+            r->origin = 0;
+    leave(m);
 }
 
 /* ---- upstream hooks ---- */
@@ -365,6 +448,7 @@ static void on_answer(void *user, const uint8_t *adu, size_t len)
     const char *bad;
     unsigned i;
 
+    enter(m);
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL && m->flight[i]->up_tid == tid)
             break;
@@ -373,38 +457,38 @@ static void on_answer(void *user, const uint8_t *adu, size_t len)
         gw_log(GW_WARN,
                "dropped an answer from %s with transaction id %u: no request waits "
                "for it (late, after its timeout, or never asked)",
-               gw_upstream_name(m->up), tid);
+               up_name(m), tid);
+        leave(m);
         return;
     }
     r = m->flight[i];
     bad = gw_check_answer(r->adu, r->len, adu, len);
     if (bad != NULL) {
         m->st.dropped++;
-        gw_log(GW_WARN, "dropped a malformed answer from %s to function 0x%02x: %s",
-               gw_upstream_name(m->up), r->adu[GW_MBAP], bad);
+        gw_log(GW_WARN, "dropped a malformed answer from %s to function 0x%02x: %s", up_name(m),
+               r->adu[GW_MBAP], bad);
+        leave(m);
         return; /* the request times out */
     }
     m->flight[i] = NULL;
     m->n_flight--;
     m->st.answered++;
-    if (r->origin != 0) {
-        uint8_t out[GW_MAX_ADU];
-
-        memcpy(out, adu, len);
-        memcpy(out, r->adu, 2); /* the requester's own transaction id */
-        m->reply(m->user, r->origin, out, len);
-        sodium_memzero(out, sizeof out);
-    }
-    req_free(r);
+    if (r->origin != 0)
+        answer_upstream(m, r, adu, len);
+    else
+        req_free(r);
     pump(m);
+    leave(m);
 }
 
 static void on_up(void *user)
 {
     struct gw_mux *m = user;
 
-    gw_log(GW_INFO, "upstream %s connected", gw_upstream_name(m->up));
+    enter(m);
+    gw_log(GW_INFO, "upstream %s connected", up_name(m));
     pump(m);
+    leave(m);
 }
 
 static void on_down(void *user, int was_ready, const char *why)
@@ -412,6 +496,7 @@ static void on_down(void *user, int was_ready, const char *why)
     struct gw_mux *m = user;
     unsigned i;
 
+    enter(m);
     for (i = 0; i < m->cfg.max_in_flight; i++) {
         struct gw_req *r = m->flight[i];
 
@@ -426,11 +511,12 @@ static void on_down(void *user, int was_ready, const char *why)
             req_free(r);
     }
     if (was_ready) {
-        gw_log(GW_WARN, "upstream %s lost: %s; reconnecting", gw_upstream_name(m->up), why);
+        gw_log(GW_WARN, "upstream %s lost: %s; reconnecting", up_name(m), why);
     } else {
-        gw_log(GW_WARN, "upstream %s unreachable: %s", gw_upstream_name(m->up), why);
+        gw_log(GW_WARN, "upstream %s unreachable: %s", up_name(m), why);
         fail_queued(m, m->cfg.unreachable_code);
     }
+    leave(m);
 }
 
 struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
@@ -451,6 +537,7 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
     struct gw_origin *o, *prev = NULL, *next;
     unsigned i;
 
+    enter(m);
     for (i = 0; i < m->cfg.max_in_flight; i++) {
         struct gw_req *r = m->flight[i];
 
@@ -460,8 +547,7 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
         m->n_flight--;
         m->st.timed_out++;
         gw_log(GW_WARN, "no answer from %s within %u ms to function 0x%02x: exception 0x0B",
-               m->up != NULL ? gw_upstream_name(m->up) : "upstream", m->cfg.timeout_ms,
-               r->adu[GW_MBAP]);
+               up_name(m), m->cfg.timeout_ms, r->adu[GW_MBAP]);
         if (r->origin != 0)
             answer_exception(m, r, GW_EXC_TARGET_FAILED);
         else
@@ -489,6 +575,7 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
         }
     }
     pump(m);
+    leave(m);
 }
 
 int gw_mux_timeout(const struct gw_mux *m, int64_t now_ns)

@@ -9,6 +9,15 @@
  * sees it), then the multiplexer (mux.c) to the PLC.  The role is the one
  * the allow-list gave at the last (re)load (mbsc_server_apply_allowlist),
  * so a changed role applies to the master's next request.
+ *
+ * An answer can end a session: mbsc_server_reply() to a master whose
+ * socket has closed reports CLOSED at once, and on_event() then forgets
+ * the master in the multiplexer and in the masters array (whose last
+ * entry takes its place).  That is safe because the multiplexer delivers
+ * answers only when it walks nothing of its own (mux.c), the library
+ * frees a closed connection only at the end of its step, and no code here
+ * keeps a pointer into the masters array across a reply, a close or a
+ * call into the multiplexer.
  */
 #include <poll.h>
 #include <stdlib.h>
