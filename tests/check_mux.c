@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_mux.c - the gateway's multiplexer (tools/gateway/mux.c) against a
- * fake upstream (mux_fake.c) and a clock the test moves: a reply callback
- * may forget its requester or submit again while the multiplexer is
- * answering (issue 19, item 1).
+ * fake upstream (mux_fake.c) and a clock the test moves: answers reach the
+ * requester whose request they answer and nobody else, for ever; a reply
+ * callback may forget its requester or submit again while the multiplexer
+ * is answering (issue 19, items 1 and 3).
  *
  * Requests are reads of holding registers (function 03, Modbus Application
  * Protocol v1.1b3, section 6.3), one register each, whose address names
@@ -45,6 +46,21 @@ static size_t read_request(uint8_t adu[12], uint16_t tid, uint16_t addr)
 
     memcpy(adu, r, sizeof r);
     return sizeof r;
+}
+
+/* The answer to the read req (as sent upstream), one register of value v. */
+static size_t read_answer(uint8_t ans[11], const uint8_t *req, uint16_t v)
+{
+    const uint8_t a[11] = {req[0],    req[1], 0, 0, 0, 5, req[6], 0x03, 2, (uint8_t)(v >> 8),
+                           (uint8_t)v};
+
+    memcpy(ans, a, sizeof a);
+    return sizeof a;
+}
+
+static uint16_t answer_value(const uint8_t *adu, size_t len)
+{
+    return (uint16_t)(len == 11 && adu[7] == 0x03 ? adu[9] << 8 | adu[10] : 0);
 }
 
 static void submit(uint64_t origin, uint16_t tid, int64_t now)
@@ -98,6 +114,119 @@ static void mux_close(void)
     fake_up_free(&up);
     mux = NULL;
 }
+
+/* Answer the last request sent upstream with value v. */
+static void answer_last(uint16_t v)
+{
+    const struct fake_sent *s = fake_up_last(&up);
+    uint8_t ans[11];
+
+    ck_assert_ptr_nonnull(s);
+    fake_up_answer(&up, ans, read_answer(ans, s->adu, v), 1);
+}
+
+/* ---- answers go to their requester only (item 3) ---- */
+
+START_TEST(t_late_answer_reaches_nobody)
+{
+    struct gw_mux_stats st;
+    uint8_t late_req[GW_MAX_ADU], ans[11];
+    unsigned i;
+
+    mux_open(1, 16, 1000);
+    fake_up_ready(&up);
+    /* Origin 1 reads; the device does not answer in time. */
+    submit(1, 0x0101, 0);
+    ck_assert_uint_eq(up.n_sent, 1);
+    memcpy(late_req, up.sent[0].adu, up.sent[0].len);
+    gw_mux_tick(mux, 1001 * MS);
+    ck_assert_uint_eq(rep.to[1], 1);
+    ck_assert_uint_eq(rep.last[7], 0x83); /* exception 0B */
+    ck_assert_uint_eq(rep.last[8], 0x0B);
+    /* Origin 2 pushes the transaction ids round: 65536 reads, all answered but the last. */
+    for (i = 0; i < 65536; i++) {
+        submit(2, (uint16_t)i, 2000 * MS);
+        ck_assert_uint_eq(up.n_sent, 2 + i);
+        if (i < 65535)
+            answer_last(7);
+    }
+    ck_assert_uint_eq(rep.to[2], 65535);
+    /* The device's late answer to origin 1's read comes now, on the same connection. */
+    fake_up_answer(&up, ans, read_answer(ans, late_req, 0xDEAD), 1);
+    ck_assert_msg(rep.to[2] == 65535 && answer_value(rep.last, rep.last_len) != 0xDEAD,
+                  "origin 1's late answer went to origin %u", (unsigned)rep.last_origin);
+    ck_assert_uint_eq(rep.to[1], 1);
+    gw_mux_get_stats(mux, &st);
+    ck_assert_uint_eq(st.late, 1);
+    ck_assert_uint_eq(st.dropped, 1);
+    /* Origin 2's own answer still reaches it. */
+    answer_last(7);
+    ck_assert_uint_eq(rep.to[2], 65536);
+    ck_assert_uint_eq(answer_value(rep.last, rep.last_len), 7);
+    mux_close();
+}
+END_TEST
+
+START_TEST(t_ids_used_up_reconnect)
+{
+    unsigned i;
+
+    mux_open(1, 16, 10);
+    fake_up_ready(&up);
+    /* Every id times out in turn: none may go out twice on this connection. */
+    for (i = 0; i < 65536; i++) {
+        submit(1, (uint16_t)i, (int64_t)i * 20 * MS);
+        gw_mux_tick(mux, ((int64_t)i * 20 + 11) * MS);
+    }
+    ck_assert_uint_eq(up.n_sent, 65536);
+    ck_assert_uint_eq(rep.to[1], 65536);
+    /* One more: no id is free, so the connection is made again instead. */
+    submit(1, 1, (int64_t)65536 * 20 * MS);
+    ck_assert_msg(up.reused == 0,
+                  "%llu ids went out again on one connection with no answer to them",
+                  (unsigned long long)up.reused);
+    ck_assert_uint_eq(up.n_sent, 65536);
+    ck_assert_uint_eq(up.resets, 1);
+    ck_assert_int_eq(up.state, GW_UP_IDLE);
+    ck_assert_uint_eq(gw_mux_pending(mux, 1), 1); /* waits for the new connection */
+    fake_up_ready(&up);
+    ck_assert_uint_eq(up.n_sent, 65537);
+    ck_assert_uint_eq(fake_up_last(&up)->connection, 2);
+    answer_last(9);
+    ck_assert_uint_eq(rep.to[1], 65537);
+    ck_assert_uint_eq(answer_value(rep.last, rep.last_len), 9);
+    mux_close();
+}
+END_TEST
+
+START_TEST(t_late_answers_logged_once_per_interval)
+{
+    struct gw_mux_stats st;
+    uint8_t reqs[50][12], ans[11];
+    unsigned i, lines;
+
+    mux_open(1, 64, 10);
+    fake_up_ready(&up);
+    for (i = 0; i < 50; i++) {
+        submit(1, (uint16_t)i, (int64_t)i * 20 * MS);
+        memcpy(reqs[i], fake_up_last(&up)->adu, 12);
+        gw_mux_tick(mux, ((int64_t)i * 20 + 11) * MS);
+    }
+    lines = fake_log_lines;
+    for (i = 0; i < 50; i++)
+        fake_up_answer(&up, ans, read_answer(ans, reqs[i], 1), 1);
+    gw_mux_get_stats(mux, &st);
+    ck_assert_uint_eq(st.late, 50);
+    ck_assert_msg(fake_log_lines == lines + 1, "%u lines for 50 late answers; the last: %s",
+                  fake_log_lines - lines, fake_log_last);
+    /* The others are counted in one line when the interval is over. */
+    ck_assert_int_gt(gw_mux_timeout(mux, 2000 * MS), 0);
+    gw_mux_tick(mux, 20000 * MS);
+    ck_assert_uint_eq(fake_log_lines, lines + 2);
+    ck_assert_msg(strstr(fake_log_last, "dropped 49 more answers") != NULL, "%s", fake_log_last);
+    mux_close();
+}
+END_TEST
 
 /* ---- a reply may forget or submit (item 1) ---- */
 
@@ -179,6 +308,9 @@ Suite *mux_suite(void)
     TCase *tc = tcase_create("mux");
 
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_late_answer_reaches_nobody);
+    tcase_add_test(tc, t_ids_used_up_reconnect);
+    tcase_add_test(tc, t_late_answers_logged_once_per_interval);
     tcase_add_test(tc, t_reply_forgets_while_requests_expire);
     tcase_add_test(tc, t_reply_forgets_in_flight_and_queued);
     tcase_add_test(tc, t_reply_submits_again);

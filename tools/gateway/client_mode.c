@@ -266,14 +266,16 @@ static void status_write(void *user, FILE *out)
     gw_mux_get_stats(g->mux, &ms);
     fprintf(out,
             "upstream %s %s%s%s (%llu sessions), %zu clients; forwarded %llu, answered "
-            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu\n",
+            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu "
+            "(late %llu)\n",
             gw_upstream_name(g->up),
             gw_upstream_state(g->up) == GW_UP_READY ? "connected" : "not connected",
             c != NULL ? " with " : "", c != NULL ? mbsc_cipher_name(c) : "",
             (unsigned long long)gw_upstream_connects(g->up), g->n_clients,
             (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
             (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-            (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
+            (unsigned long long)ms.busy, (unsigned long long)ms.dropped,
+            (unsigned long long)ms.late);
     for (i = 0; i < g->n_clients; i++) {
         char since[32];
         struct tm tm;

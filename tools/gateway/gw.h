@@ -266,8 +266,13 @@ struct gw_mux_config {
     uint8_t unreachable_code; /* exception when the upstream cannot be reached */
 };
 
+/*
+ * dropped counts every answer from upstream that went to nobody: late
+ * (its request had timed out), malformed, or for no request sent; late
+ * counts the first kind alone.
+ */
 struct gw_mux_stats {
-    uint64_t forwarded, answered, timed_out, unreachable, busy, dropped;
+    uint64_t forwarded, answered, timed_out, unreachable, busy, dropped, late;
 };
 
 /* A multiplexer over u (borrowed); it sets u's hooks to itself. */

@@ -6,22 +6,33 @@
  * time, so every master of the gateway shares one connection:
  *
  *  - each request gets a transaction id of the gateway's own on the way
- *    up (a counter that skips ids still in flight), and its answer goes
- *    back to its requester with the requester's id restored; unit ids pass
- *    unchanged;
+ *    up, and its answer goes back to its requester with the requester's
+ *    id restored; unit ids pass unchanged;
  *  - at most max_in_flight requests are upstream at once (default 1);
  *  - the others wait in one queue per requester, served round-robin, so
  *    that a requester that pipelines cannot starve the others; a full
  *    queue answers exception 06 (server device busy);
  *  - a request not answered within timeout_ms of its arrival is answered
- *    with exception 0B (gateway target device failed to respond); its id
- *    is retired, so a late answer finds no request and is dropped;
+ *    with exception 0B (gateway target device failed to respond);
  *  - when the upstream cannot be reached, queued and new requests are
  *    answered with unreachable_code (0A, gateway path unavailable, in
  *    server mode) until a connection is ready again; requests in flight on
  *    a connection that breaks get 0B (the PLC may or may not have acted);
  *  - an answer that does not fit its request (adu_check.c) is dropped and
  *    logged, never forwarded: its request times out.
+ *
+ * Transaction ids.  An answer is matched to its request by the 16-bit id
+ * alone, so an id must never be given to a new request while an answer to
+ * an earlier one may still come with it: the answer would go to the wrong
+ * requester (one who may not even be allowed to read what it carries).
+ * An id is taken while its request is in flight; when the request times
+ * out, its id stays taken (retired) for as long as the connection lasts,
+ * because a slow device may still answer.  Only a new connection frees
+ * them: no answer sent on an old TCP connection (or mbsc session) can
+ * arrive on a new one.  When every id is taken, the multiplexer makes the
+ * connection again instead of reusing one.  So a late answer finds no
+ * request, for ever; it is counted (late, dropped) and dropped, and logged
+ * at most once per DROP_LOG_INTERVAL_NS with the count of the others.
  *
  * Re-entrancy.  reply may call back into the multiplexer: a server-mode
  * answer to a master whose socket has closed ends its session at once,
@@ -41,6 +52,11 @@
 
 #include "gw.h"
 #include "internal.h"
+
+#define TID_COUNT 65536u
+#define TID_WORDS (TID_COUNT / 64u)
+/* At most one log line about dropped answers per interval; the rest are counted. */
+#define DROP_LOG_INTERVAL_NS ((int64_t)10 * 1000000000)
 
 struct gw_req {
     uint64_t origin, group;
@@ -71,6 +87,10 @@ struct gw_mux {
     struct gw_req *out_head, *out_tail; /* answers not delivered yet */
     unsigned depth;                     /* calls into the multiplexer under way */
     uint16_t next_tid;
+    uint64_t tid_taken[TID_WORDS]; /* on this connection: in flight, or retired */
+    int64_t now_ns;                /* the latest time a caller gave */
+    int64_t drop_log_at;           /* no line about a dropped answer before this */
+    uint64_t drop_unlogged;        /* dropped since the last such line */
     struct gw_mux_stats st;
 };
 
@@ -91,6 +111,7 @@ struct gw_mux *gw_mux_new(const struct gw_mux_config *cfg, gw_reply_fn reply, vo
     m->reply = reply;
     m->user = user;
     m->next_tid = 1;
+    m->drop_log_at = INT64_MIN;
     return m;
 }
 
@@ -259,14 +280,37 @@ static void fail_queued(struct gw_mux *m, uint8_t code)
     m->rr_tail = NULL;
 }
 
-static int tid_in_flight(const struct gw_mux *m, uint16_t tid)
+static int tid_is_taken(const struct gw_mux *m, unsigned tid)
 {
-    unsigned i;
+    return (int)((m->tid_taken[tid / 64] >> (tid % 64)) & 1u);
+}
 
-    for (i = 0; i < m->cfg.max_in_flight; i++)
-        if (m->flight[i] != NULL && m->flight[i]->up_tid == tid)
-            return 1;
-    return 0;
+static void tid_release(struct gw_mux *m, unsigned tid)
+{
+    m->tid_taken[tid / 64] &= ~((uint64_t)1 << (tid % 64));
+}
+
+/* The first id not taken from next_tid on, now taken; -1 if every id is. */
+static long tid_take(struct gw_mux *m)
+{
+    unsigned i = 0;
+
+    while (i < TID_COUNT) {
+        unsigned tid = (m->next_tid + i) & 0xFFFFu;
+        uint64_t w = m->tid_taken[tid / 64];
+
+        if (w == UINT64_MAX) {
+            i += 64 - tid % 64; /* the rest of a full word */
+            continue;
+        }
+        if (!((w >> (tid % 64)) & 1u)) {
+            m->tid_taken[tid / 64] = w | (uint64_t)1 << (tid % 64);
+            m->next_tid = (uint16_t)(tid + 1);
+            return (long)tid;
+        }
+        i++;
+    }
+    return -1;
 }
 
 /* Take the next request round-robin: the head origin's first, then it goes to the back. */
@@ -328,16 +372,25 @@ static void pump(struct gw_mux *m)
 {
     while (m->up != NULL && gw_upstream_state(m->up) == GW_UP_READY &&
            m->n_flight < m->cfg.max_in_flight && m->n_queued > 0) {
-        struct gw_req *r = pop_next(m);
         uint8_t out[GW_MAX_ADU];
+        struct gw_req *r;
         unsigned slot;
+        long tid = tid_take(m);
         int rc;
 
+        if (tid < 0) {
+            /* Reusing an id could hand a late answer to the wrong master. */
+            gw_log(GW_WARN,
+                   "every transaction id to %s is in flight or retired after a timeout: "
+                   "connecting again, since no late answer can arrive on a new connection",
+                   up_name(m));
+            gw_upstream_reset(m->up, "transaction ids used up by requests that timed out");
+            return;
+        }
+        r = pop_next(m);
         for (slot = 0; m->flight[slot] != NULL; slot++) {
         }
-        do {
-            r->up_tid = m->next_tid++;
-        } while (tid_in_flight(m, r->up_tid));
+        r->up_tid = (uint16_t)tid;
         memcpy(out, r->adu, r->len);
         mbsc_store16_be(out, r->up_tid);
         m->flight[slot] = r;
@@ -346,6 +399,7 @@ static void pump(struct gw_mux *m)
         if (rc == MBSC_ERR_WOULD_BLOCK && m->flight[slot] == r) {
             m->flight[slot] = NULL;
             m->n_flight--;
+            tid_release(m, r->up_tid); /* it never left */
             if (push_front(m, r) != 0)
                 answer_exception(m, r, GW_EXC_BUSY);
             return;
@@ -367,6 +421,7 @@ int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8
     if (r == NULL)
         return MBSC_ERR_NOMEM;
     enter(m);
+    m->now_ns = now_ns;
     r->origin = origin;
     r->group = group;
     r->len = len;
@@ -440,6 +495,36 @@ void gw_mux_forget(struct gw_mux *m, uint64_t origin)
 
 /* ---- upstream hooks ---- */
 
+/* An answer that goes to nobody: counted, and logged at most once per interval. */
+static void drop_answer(struct gw_mux *m, uint16_t tid, int late)
+{
+    m->st.dropped++;
+    if (late)
+        m->st.late++;
+    if (m->now_ns < m->drop_log_at) {
+        m->drop_unlogged++;
+        return;
+    }
+    gw_log(GW_WARN, "dropped an answer from %s with transaction id %u: %s", up_name(m), tid,
+           late ? "it came after its request's timeout (the id is not used again on this "
+                  "connection)"
+                : "no request was sent with that id");
+    m->drop_log_at = m->now_ns + DROP_LOG_INTERVAL_NS;
+}
+
+/* The line that counts the dropped answers not logged one by one. */
+static void log_unlogged_drops(struct gw_mux *m)
+{
+    if (m->drop_unlogged == 0 || m->now_ns < m->drop_log_at)
+        return;
+    gw_log(GW_WARN,
+           "dropped %llu more answers from %s that no request waited for (late, or never "
+           "asked); the status counts them",
+           (unsigned long long)m->drop_unlogged, up_name(m));
+    m->drop_unlogged = 0;
+    m->drop_log_at = m->now_ns + DROP_LOG_INTERVAL_NS;
+}
+
 static void on_answer(void *user, const uint8_t *adu, size_t len)
 {
     struct gw_mux *m = user;
@@ -453,11 +538,7 @@ static void on_answer(void *user, const uint8_t *adu, size_t len)
         if (m->flight[i] != NULL && m->flight[i]->up_tid == tid)
             break;
     if (i == m->cfg.max_in_flight) {
-        m->st.dropped++;
-        gw_log(GW_WARN,
-               "dropped an answer from %s with transaction id %u: no request waits "
-               "for it (late, after its timeout, or never asked)",
-               up_name(m), tid);
+        drop_answer(m, tid, tid_is_taken(m, tid));
         leave(m);
         return;
     }
@@ -472,6 +553,7 @@ static void on_answer(void *user, const uint8_t *adu, size_t len)
     }
     m->flight[i] = NULL;
     m->n_flight--;
+    tid_release(m, tid);
     m->st.answered++;
     if (r->origin != 0)
         answer_upstream(m, r, adu, len);
@@ -510,6 +592,8 @@ static void on_down(void *user, int was_ready, const char *why)
         else
             req_free(r);
     }
+    /* Nothing sent on the connection that ended can be answered on the next one. */
+    memset(m->tid_taken, 0, sizeof m->tid_taken);
     if (was_ready) {
         gw_log(GW_WARN, "upstream %s lost: %s; reconnecting", up_name(m), why);
     } else {
@@ -538,11 +622,13 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
     unsigned i;
 
     enter(m);
+    m->now_ns = now_ns;
     for (i = 0; i < m->cfg.max_in_flight; i++) {
         struct gw_req *r = m->flight[i];
 
         if (r == NULL || now_ns < r->due_ns)
             continue;
+        /* Its id stays taken: the answer may still come, on this connection. */
         m->flight[i] = NULL;
         m->n_flight--;
         m->st.timed_out++;
@@ -574,6 +660,7 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
             prev = o;
         }
     }
+    log_unlogged_drops(m);
     pump(m);
     leave(m);
 }
@@ -589,6 +676,8 @@ int gw_mux_timeout(const struct gw_mux *m, int64_t now_ns)
             t = gw_min_timeout(t, gw_ms_until(m->flight[i]->due_ns, now_ns));
     for (o = m->rr_head; o != NULL; o = o->next)
         t = gw_min_timeout(t, gw_ms_until(o->head->due_ns, now_ns));
+    if (m->drop_unlogged > 0)
+        t = gw_min_timeout(t, gw_ms_until(m->drop_log_at, now_ns));
     return t;
 }
 

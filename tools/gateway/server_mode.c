@@ -300,12 +300,14 @@ static void status_write(void *user, FILE *out)
     gw_mux_get_stats(g->mux, &ms);
     fprintf(out,
             "upstream %s %s (%llu connections), %zu masters; forwarded %llu, answered "
-            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu\n",
+            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu "
+            "(late %llu)\n",
             gw_upstream_name(g->up), up_state_name(gw_upstream_state(g->up)),
             (unsigned long long)gw_upstream_connects(g->up), g->n_masters,
             (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
             (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-            (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
+            (unsigned long long)ms.busy, (unsigned long long)ms.dropped,
+            (unsigned long long)ms.late);
     for (i = 0; i < g->n_masters; i++) {
         const struct master *m = &g->masters[i];
         char since[32];
