@@ -2,9 +2,10 @@
 /*
  * check_mux.c - the gateway's multiplexer (tools/gateway/mux.c) against a
  * fake upstream (mux_fake.c) and a clock the test moves: answers reach the
- * requester whose request they answer and nobody else, for ever; a reply
- * callback may forget its requester or submit again while the multiplexer
- * is answering (issue 19, items 1 and 3).
+ * requester whose request they answer and nobody else, for ever; upstream
+ * turns are shared per master identity (group); a reply callback may
+ * forget its requester or submit again while the multiplexer is answering
+ * (issue 19, items 1, 3 and 5).
  *
  * Requests are reads of holding registers (function 03, Modbus Application
  * Protocol v1.1b3, section 6.3), one register each, whose address names
@@ -228,6 +229,74 @@ START_TEST(t_late_answers_logged_once_per_interval)
 }
 END_TEST
 
+/* ---- turns per master identity (item 5) ---- */
+
+START_TEST(t_fair_per_group)
+{
+    unsigned served[5] = {0, 0, 0, 0, 0}, turn, o;
+    uint64_t prev = 0;
+
+    mux_open(1, 8, 60000);
+    /* Origins 1, 2 and 3 are sessions of one master (group 100); origin 4 is another master. */
+    group_of_origin[1] = group_of_origin[2] = group_of_origin[3] = 100;
+    group_of_origin[4] = 200;
+    for (o = 1; o <= 4; o++) {
+        submit(o, 1, 0);
+        submit(o, 2, 0);
+    }
+    /* Each answered origin asks again at once: every queue stays full. */
+    rep.resubmit = 1;
+    rep.resubmit_left = 1000;
+    fake_up_ready(&up);
+    for (turn = 0; turn < 60; turn++) {
+        const struct fake_sent *s = fake_up_last(&up);
+        uint64_t who;
+
+        ck_assert_ptr_nonnull(s);
+        who = (uint64_t)(s->adu[8] << 8 | s->adu[9]);
+        ck_assert_uint_ge(who, 1);
+        ck_assert_uint_le(who, 4);
+        served[who]++;
+        /* The lone master never waits two turns in a row. */
+        ck_assert_msg(who == 4 || prev == 4 || turn == 0,
+                      "turn %u: the master with three sessions got two turns in a row "
+                      "(served so far: %u %u %u, the other master %u)",
+                      turn, served[1], served[2], served[3], served[4]);
+        prev = who;
+        answer_last((uint16_t)who);
+    }
+    ck_assert_uint_ge(served[4], 29);
+    for (o = 1; o <= 3; o++)
+        ck_assert_uint_ge(served[o], 9); /* and its sessions share its turns */
+    mux_close();
+}
+END_TEST
+
+START_TEST(t_queue_limit_per_group)
+{
+    struct gw_mux_stats st;
+    unsigned o, i;
+
+    mux_open(1, 4, 60000);
+    group_of_origin[1] = group_of_origin[2] = group_of_origin[3] = 100;
+    /* Not connected yet: everything queues. */
+    for (o = 1; o <= 3; o++)
+        for (i = 0; i < 3; i++)
+            submit(o, (uint16_t)i, 0);
+    gw_mux_get_stats(mux, &st);
+    ck_assert_msg(st.busy == 5, "%llu of 9 requests of one master refused with 4 places",
+                  (unsigned long long)st.busy);
+    ck_assert_uint_eq(gw_mux_total(mux), 4);
+    /* Another master has places of its own. */
+    for (i = 0; i < 4; i++)
+        submit(4, (uint16_t)i, 0);
+    gw_mux_get_stats(mux, &st);
+    ck_assert_uint_eq(st.busy, 5);
+    ck_assert_uint_eq(gw_mux_total(mux), 8);
+    mux_close();
+}
+END_TEST
+
 /* ---- a reply may forget or submit (item 1) ---- */
 
 START_TEST(t_reply_forgets_while_requests_expire)
@@ -311,6 +380,8 @@ Suite *mux_suite(void)
     tcase_add_test(tc, t_late_answer_reaches_nobody);
     tcase_add_test(tc, t_ids_used_up_reconnect);
     tcase_add_test(tc, t_late_answers_logged_once_per_interval);
+    tcase_add_test(tc, t_fair_per_group);
+    tcase_add_test(tc, t_queue_limit_per_group);
     tcase_add_test(tc, t_reply_forgets_while_requests_expire);
     tcase_add_test(tc, t_reply_forgets_in_flight_and_queued);
     tcase_add_test(tc, t_reply_submits_again);

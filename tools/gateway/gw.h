@@ -240,9 +240,9 @@ void gw_upstream_reset(struct gw_upstream *u, const char *why);
 
 /*
  * Re-entrancy (the rule both modes rely on): the multiplexer never calls
- * reply while it walks its own queues or flight slots.  Answers, its
- * own and upstream's, go to an outbox first; the outermost call into the
- * multiplexer (gw_mux_submit, gw_mux_forget, gw_mux_tick, and the
+ * reply while it walks its own queues, flight slots or groups.  Answers,
+ * its own and upstream's, go to an outbox first; the outermost call into
+ * the multiplexer (gw_mux_submit, gw_mux_forget, gw_mux_tick, and the
  * upstream hooks) delivers them one by one just before it returns, when
  * nothing of the multiplexer is being walked.  So reply may call
  * gw_mux_forget (its requester is gone) and gw_mux_submit (the next
@@ -261,7 +261,7 @@ typedef void (*gw_reply_fn)(void *user, uint64_t origin, const uint8_t *adu, siz
 
 struct gw_mux_config {
     unsigned max_in_flight;   /* >= 1 */
-    unsigned max_queue;       /* per origin, >= 1 */
+    unsigned max_queue;       /* requests queued per group, >= 1 */
     unsigned timeout_ms;      /* from submission to answer */
     uint8_t unreachable_code; /* exception when the upstream cannot be reached */
 };
@@ -285,8 +285,10 @@ void gw_mux_free(struct gw_mux *mux);
 /*
  * One request (a checked ADU) from origin, which belongs to group (the
  * requester's identity: server mode, the master's key; client mode, the
- * local client itself).  Answered through reply, at once (upstream
- * unreachable, queue full) or later.  MBSC_OK or MBSC_ERR_NOMEM.
+ * local client itself).  Groups take turns upstream, and so do the
+ * origins of one group; max_queue counts a group's queued requests.
+ * Answered through reply, at once (upstream unreachable, queue full) or
+ * later.  MBSC_OK or MBSC_ERR_NOMEM.
  */
 int gw_mux_submit(struct gw_mux *mux, uint64_t origin, uint64_t group, const uint8_t *adu,
                   size_t len, int64_t now_ns);

@@ -9,9 +9,13 @@
  *    up, and its answer goes back to its requester with the requester's
  *    id restored; unit ids pass unchanged;
  *  - at most max_in_flight requests are upstream at once (default 1);
- *  - the others wait in one queue per requester, served round-robin, so
- *    that a requester that pipelines cannot starve the others; a full
- *    queue answers exception 06 (server device busy);
+ *  - the others wait in one queue per requester (origin); requesters
+ *    belong to groups (server mode: every session of one master key;
+ *    client mode: each local client alone), groups take turns round-robin
+ *    and so do the origins inside a group, so that neither a requester
+ *    that pipelines nor a master that opens many sessions can starve the
+ *    others; a group with max_queue requests queued is answered exception
+ *    06 (server device busy);
  *  - a request not answered within timeout_ms of its arrival is answered
  *    with exception 0B (gateway target device failed to respond);
  *  - when the upstream cannot be reached, queued and new requests are
@@ -37,13 +41,13 @@
  * Re-entrancy.  reply may call back into the multiplexer: a server-mode
  * answer to a master whose socket has closed ends its session at once,
  * and the CLOSED event forgets the origin; a client-mode requester may
- * submit again.  So nothing here calls reply while it walks its queues
- * or flight slots: every answer goes to the outbox, and the outermost
- * call into the multiplexer (the public functions and the upstream hooks,
- * counted by depth) delivers the outbox just before it returns, taking
- * each answer off the outbox before its reply runs.  Calls made from
- * reply see depth > 0: they change queues and the outbox only, and what
- * they answer is delivered by the same outermost call.
+ * submit again.  So nothing here calls reply while it walks its queues,
+ * groups or flight slots: every answer goes to the outbox, and the
+ * outermost call into the multiplexer (the public functions and the
+ * upstream hooks, counted by depth) delivers the outbox just before it
+ * returns, taking each answer off the outbox before its reply runs.  Calls
+ * made from reply see depth > 0: they change queues and the outbox only,
+ * and what they answer is delivered by the same outermost call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,12 +71,23 @@ struct gw_req {
     struct gw_req *next;     /* in its origin's queue, or in the outbox */
 };
 
+struct gw_group;
+
 /* A requester with queued requests (only those have an entry). */
 struct gw_origin {
     uint64_t id;
+    struct gw_group *group;
     struct gw_req *head, *tail;
     unsigned n;
-    struct gw_origin *next; /* round-robin ring order (a list: head is served next) */
+    struct gw_origin *next; /* its group's round-robin order (head is served next) */
+};
+
+/* A group with queued requests (only those have an entry). */
+struct gw_group {
+    uint64_t id;
+    struct gw_origin *head, *tail;
+    unsigned n;            /* requests queued, all its origins */
+    struct gw_group *next; /* the multiplexer's round-robin order (head is served next) */
 };
 
 struct gw_mux {
@@ -82,7 +97,7 @@ struct gw_mux {
     struct gw_upstream *up;
     struct gw_req **flight; /* cfg.max_in_flight slots */
     unsigned n_flight;
-    struct gw_origin *rr_head, *rr_tail;
+    struct gw_group *rr_head, *rr_tail;
     unsigned n_queued;
     struct gw_req *out_head, *out_tail; /* answers not delivered yet */
     unsigned depth;                     /* calls into the multiplexer under way */
@@ -103,6 +118,8 @@ struct gw_mux *gw_mux_new(const struct gw_mux_config *cfg, gw_reply_fn reply, vo
     m->cfg = *cfg;
     if (m->cfg.max_in_flight == 0)
         m->cfg.max_in_flight = 1;
+    if (m->cfg.max_queue == 0)
+        m->cfg.max_queue = 1;
     m->flight = calloc(m->cfg.max_in_flight, sizeof *m->flight);
     if (m->flight == NULL) {
         free(m);
@@ -138,11 +155,17 @@ void gw_mux_free(struct gw_mux *m)
     if (m == NULL)
         return;
     while (m->rr_head != NULL) {
-        struct gw_origin *o = m->rr_head;
+        struct gw_group *g = m->rr_head;
 
-        m->rr_head = o->next;
-        free_list(o->head);
-        free(o);
+        m->rr_head = g->next;
+        while (g->head != NULL) {
+            struct gw_origin *o = g->head;
+
+            g->head = o->next;
+            free_list(o->head);
+            free(o);
+        }
+        free(g);
     }
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL)
@@ -220,13 +243,26 @@ static void leave(struct gw_mux *m)
     m->depth--;
 }
 
-/* ---- queues ---- */
+/* ---- groups and their origins' queues ---- */
 
-static struct gw_origin *find_origin(const struct gw_mux *m, uint64_t id, struct gw_origin **prev)
+static struct gw_group *find_group(const struct gw_mux *m, uint64_t id, struct gw_group **prev)
+{
+    struct gw_group *g, *p = NULL;
+
+    for (g = m->rr_head; g != NULL; p = g, g = g->next)
+        if (g->id == id)
+            break;
+    if (prev != NULL)
+        *prev = p;
+    return g;
+}
+
+static struct gw_origin *find_in_group(const struct gw_group *g, uint64_t id,
+                                       struct gw_origin **prev)
 {
     struct gw_origin *o, *p = NULL;
 
-    for (o = m->rr_head; o != NULL; p = o, o = o->next)
+    for (o = g->head; o != NULL; p = o, o = o->next)
         if (o->id == id)
             break;
     if (prev != NULL)
@@ -234,19 +270,148 @@ static struct gw_origin *find_origin(const struct gw_mux *m, uint64_t id, struct
     return o;
 }
 
-static void unlink_origin(struct gw_mux *m, struct gw_origin *o, struct gw_origin *prev)
+/* origin's entry, in whichever group holds it. */
+static struct gw_origin *find_origin(const struct gw_mux *m, uint64_t id)
+{
+    struct gw_group *g;
+
+    for (g = m->rr_head; g != NULL; g = g->next) {
+        struct gw_origin *o = find_in_group(g, id, NULL);
+
+        if (o != NULL)
+            return o;
+    }
+    return NULL;
+}
+
+static void unlink_group(struct gw_mux *m, struct gw_group *g, struct gw_group *prev)
+{
+    if (prev != NULL)
+        prev->next = g->next;
+    else
+        m->rr_head = g->next;
+    if (m->rr_tail == g)
+        m->rr_tail = prev;
+    g->next = NULL;
+}
+
+static void unlink_origin(struct gw_group *g, struct gw_origin *o, struct gw_origin *prev)
 {
     if (prev != NULL)
         prev->next = o->next;
     else
-        m->rr_head = o->next;
-    if (m->rr_tail == o)
-        m->rr_tail = prev;
+        g->head = o->next;
+    if (g->tail == o)
+        g->tail = prev;
+    o->next = NULL;
+}
+
+static void append_group(struct gw_mux *m, struct gw_group *g)
+{
+    if (m->rr_tail != NULL)
+        m->rr_tail->next = g;
+    else
+        m->rr_head = g;
+    m->rr_tail = g;
+}
+
+static void append_origin(struct gw_group *g, struct gw_origin *o)
+{
+    if (g->tail != NULL)
+        g->tail->next = o;
+    else
+        g->head = o;
+    g->tail = o;
+}
+
+/*
+ * The queue of r's origin, made if needed.  first: the group and the
+ * origin are served next (a request put back because the upstream had no
+ * room keeps its turn); otherwise a new group or origin waits its turn at
+ * the back.  NULL when out of memory.
+ */
+static struct gw_origin *queue_of(struct gw_mux *m, const struct gw_req *r, int first)
+{
+    struct gw_group *gp = NULL, *g = find_group(m, r->group, &gp);
+    struct gw_origin *op = NULL, *o = g != NULL ? find_in_group(g, r->origin, &op) : NULL;
+    int new_group = 0;
+
+    if (g == NULL) {
+        g = calloc(1, sizeof *g);
+        if (g == NULL)
+            return NULL;
+        g->id = r->group;
+        gp = m->rr_tail;
+        append_group(m, g);
+        new_group = 1;
+    }
+    if (o == NULL) {
+        o = calloc(1, sizeof *o);
+        if (o == NULL) {
+            if (new_group) {
+                unlink_group(m, g, gp);
+                free(g);
+            }
+            return NULL;
+        }
+        o->id = r->origin;
+        o->group = g;
+        op = g->tail;
+        append_origin(g, o);
+    }
+    if (first) {
+        unlink_group(m, g, gp);
+        g->next = m->rr_head;
+        m->rr_head = g;
+        if (m->rr_tail == NULL)
+            m->rr_tail = g;
+        unlink_origin(g, o, op);
+        o->next = g->head;
+        g->head = o;
+        if (g->tail == NULL)
+            g->tail = o;
+    }
+    return o;
+}
+
+static void queue_add(struct gw_mux *m, struct gw_origin *o, struct gw_req *r, int first)
+{
+    if (first) {
+        r->next = o->head;
+        o->head = r;
+        if (o->tail == NULL)
+            o->tail = r;
+    } else {
+        r->next = NULL;
+        if (o->tail != NULL)
+            o->tail->next = r;
+        else
+            o->head = r;
+        o->tail = r;
+    }
+    o->n++;
+    o->group->n++;
+    m->n_queued++;
+}
+
+/* Take o's first request off its queue (the entries stay, maybe empty). */
+static struct gw_req *queue_take(struct gw_mux *m, struct gw_origin *o)
+{
+    struct gw_req *r = o->head;
+
+    o->head = r->next;
+    if (o->head == NULL)
+        o->tail = NULL;
+    o->n--;
+    o->group->n--;
+    m->n_queued--;
+    r->next = NULL;
+    return r;
 }
 
 unsigned gw_mux_pending(const struct gw_mux *m, uint64_t origin)
 {
-    const struct gw_origin *o = find_origin(m, origin, NULL);
+    const struct gw_origin *o = find_origin(m, origin);
     unsigned n = o != NULL ? o->n : 0, i;
 
     for (i = 0; i < m->cfg.max_in_flight; i++)
@@ -264,21 +429,49 @@ unsigned gw_mux_total(const struct gw_mux *m)
 static void fail_queued(struct gw_mux *m, uint8_t code)
 {
     while (m->rr_head != NULL) {
-        struct gw_origin *o = m->rr_head;
+        struct gw_group *g = m->rr_head;
 
-        m->rr_head = o->next;
-        while (o->head != NULL) {
-            struct gw_req *r = o->head;
+        m->rr_head = g->next;
+        while (g->head != NULL) {
+            struct gw_origin *o = g->head;
 
-            o->head = r->next;
-            m->n_queued--;
-            m->st.unreachable++;
-            answer_exception(m, r, code);
+            g->head = o->next;
+            while (o->head != NULL) {
+                m->st.unreachable++;
+                answer_exception(m, queue_take(m, o), code);
+            }
+            free(o);
         }
-        free(o);
+        free(g);
     }
     m->rr_tail = NULL;
 }
+
+/*
+ * The next request round-robin: the head group's head origin's first; the
+ * origin then goes to the back of its group, the group to the back of the
+ * ring (each only while it has requests queued).
+ */
+static struct gw_req *pop_next(struct gw_mux *m)
+{
+    struct gw_group *g = m->rr_head;
+    struct gw_origin *o = g->head;
+    struct gw_req *r = queue_take(m, o);
+
+    unlink_origin(g, o, NULL);
+    if (o->n > 0)
+        append_origin(g, o);
+    else
+        free(o);
+    unlink_group(m, g, NULL);
+    if (g->n > 0)
+        append_group(m, g);
+    else
+        free(g);
+    return r;
+}
+
+/* ---- transaction ids ---- */
 
 static int tid_is_taken(const struct gw_mux *m, unsigned tid)
 {
@@ -313,60 +506,6 @@ static long tid_take(struct gw_mux *m)
     return -1;
 }
 
-/* Take the next request round-robin: the head origin's first, then it goes to the back. */
-static struct gw_req *pop_next(struct gw_mux *m)
-{
-    struct gw_origin *o = m->rr_head;
-    struct gw_req *r;
-
-    if (o == NULL)
-        return NULL;
-    r = o->head;
-    o->head = r->next;
-    if (o->head == NULL)
-        o->tail = NULL;
-    o->n--;
-    m->n_queued--;
-    m->rr_head = o->next;
-    if (m->rr_tail == o)
-        m->rr_tail = NULL;
-    o->next = NULL;
-    if (o->n == 0) {
-        free(o);
-    } else if (m->rr_tail != NULL) {
-        m->rr_tail->next = o;
-        m->rr_tail = o;
-    } else {
-        m->rr_head = m->rr_tail = o;
-    }
-    r->next = NULL;
-    return r;
-}
-
-/* Put r back at the front of its origin's queue (the upstream had no room). */
-static int push_front(struct gw_mux *m, struct gw_req *r)
-{
-    struct gw_origin *o = find_origin(m, r->origin, NULL);
-
-    if (o == NULL) {
-        o = calloc(1, sizeof *o);
-        if (o == NULL)
-            return -1;
-        o->id = r->origin;
-        o->next = m->rr_head;
-        m->rr_head = o;
-        if (m->rr_tail == NULL)
-            m->rr_tail = o;
-    }
-    r->next = o->head;
-    o->head = r;
-    if (o->tail == NULL)
-        o->tail = r;
-    o->n++;
-    m->n_queued++;
-    return 0;
-}
-
 /* Send queued requests while there is a free slot and the upstream takes them. */
 static void pump(struct gw_mux *m)
 {
@@ -397,10 +536,15 @@ static void pump(struct gw_mux *m)
         m->n_flight++;
         rc = gw_upstream_send(m->up, out, r->len);
         if (rc == MBSC_ERR_WOULD_BLOCK && m->flight[slot] == r) {
+            struct gw_origin *o;
+
             m->flight[slot] = NULL;
             m->n_flight--;
             tid_release(m, r->up_tid); /* it never left */
-            if (push_front(m, r) != 0)
+            o = queue_of(m, r, 1);
+            if (o != NULL)
+                queue_add(m, o, r, 1);
+            else
                 answer_exception(m, r, GW_EXC_BUSY);
             return;
         }
@@ -412,6 +556,7 @@ static void pump(struct gw_mux *m)
 int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8_t *adu, size_t len,
                   int64_t now_ns)
 {
+    struct gw_group *g;
     struct gw_origin *o;
     struct gw_req *r;
 
@@ -427,61 +572,46 @@ int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8
     r->len = len;
     memcpy(r->adu, adu, len);
     r->due_ns = now_ns + (int64_t)m->cfg.timeout_ms * 1000000;
-    o = find_origin(m, origin, NULL);
+    g = find_group(m, group, NULL);
     if (m->up == NULL || gw_upstream_state(m->up) == GW_UP_BACKOFF) {
         m->st.unreachable++;
         answer_exception(m, r, m->cfg.unreachable_code);
-        leave(m);
-        return MBSC_OK;
-    }
-    if (o != NULL && o->n >= m->cfg.max_queue) {
+    } else if (g != NULL && g->n >= m->cfg.max_queue) {
         m->st.busy++;
         answer_exception(m, r, GW_EXC_BUSY);
+    } else if ((o = queue_of(m, r, 0)) == NULL) {
+        req_free(r);
         leave(m);
-        return MBSC_OK;
+        return MBSC_ERR_NOMEM;
+    } else {
+        queue_add(m, o, r, 0);
+        pump(m);
     }
-    if (o == NULL) {
-        o = calloc(1, sizeof *o);
-        if (o == NULL) {
-            req_free(r);
-            leave(m);
-            return MBSC_ERR_NOMEM;
-        }
-        o->id = origin;
-        if (m->rr_tail != NULL)
-            m->rr_tail->next = o;
-        else
-            m->rr_head = o;
-        m->rr_tail = o;
-    }
-    if (o->tail != NULL)
-        o->tail->next = r;
-    else
-        o->head = r;
-    o->tail = r;
-    o->n++;
-    m->n_queued++;
-    pump(m);
     leave(m);
     return MBSC_OK;
 }
 
 void gw_mux_forget(struct gw_mux *m, uint64_t origin)
 {
-    struct gw_origin *prev, *o = find_origin(m, origin, &prev);
+    struct gw_group *g, *gp = NULL;
     struct gw_req *r;
     unsigned i;
 
     enter(m);
-    if (o != NULL) {
-        unlink_origin(m, o, prev);
-        while (o->head != NULL) {
-            r = o->head;
-            o->head = r->next;
-            m->n_queued--;
-            req_free(r);
-        }
+    for (g = m->rr_head; g != NULL; gp = g, g = g->next) {
+        struct gw_origin *op, *o = find_in_group(g, origin, &op);
+
+        if (o == NULL)
+            continue;
+        unlink_origin(g, o, op);
+        while (o->head != NULL)
+            req_free(queue_take(m, o));
         free(o);
+        if (g->n == 0) {
+            unlink_group(m, g, gp);
+            free(g);
+        }
+        break;
     }
     /* In flight: the answer will come; with origin 0 it goes nowhere. */
     for (i = 0; i < m->cfg.max_in_flight; i++)
@@ -616,9 +746,40 @@ struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
 
 /* ---- time ---- */
 
+/* Queued requests of every origin that are due get 0B; emptied entries go. */
+static void expire_queued(struct gw_mux *m, int64_t now_ns)
+{
+    struct gw_group *g, *gp = NULL, *gnext;
+
+    for (g = m->rr_head; g != NULL; g = gnext) {
+        struct gw_origin *o, *op = NULL, *onext;
+
+        gnext = g->next;
+        for (o = g->head; o != NULL; o = onext) {
+            onext = o->next;
+            /* An origin's requests keep their order: only its head can be due first. */
+            while (o->head != NULL && now_ns >= o->head->due_ns) {
+                m->st.timed_out++;
+                answer_exception(m, queue_take(m, o), GW_EXC_TARGET_FAILED);
+            }
+            if (o->n == 0) {
+                unlink_origin(g, o, op);
+                free(o);
+            } else {
+                op = o;
+            }
+        }
+        if (g->n == 0) {
+            unlink_group(m, g, gp);
+            free(g);
+        } else {
+            gp = g;
+        }
+    }
+}
+
 void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
 {
-    struct gw_origin *o, *prev = NULL, *next;
     unsigned i;
 
     enter(m);
@@ -639,27 +800,7 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
         else
             req_free(r);
     }
-    /* Queued requests keep their order, so only each queue's head can be due first. */
-    for (o = m->rr_head; o != NULL; o = next) {
-        next = o->next;
-        while (o->head != NULL && now_ns >= o->head->due_ns) {
-            struct gw_req *r = o->head;
-
-            o->head = r->next;
-            if (o->head == NULL)
-                o->tail = NULL;
-            o->n--;
-            m->n_queued--;
-            m->st.timed_out++;
-            answer_exception(m, r, GW_EXC_TARGET_FAILED);
-        }
-        if (o->n == 0) {
-            unlink_origin(m, o, prev);
-            free(o);
-        } else {
-            prev = o;
-        }
-    }
+    expire_queued(m, now_ns);
     log_unlogged_drops(m);
     pump(m);
     leave(m);
@@ -667,15 +808,19 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
 
 int gw_mux_timeout(const struct gw_mux *m, int64_t now_ns)
 {
-    const struct gw_origin *o;
+    const struct gw_group *g;
     int t = -1;
     unsigned i;
 
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL)
             t = gw_min_timeout(t, gw_ms_until(m->flight[i]->due_ns, now_ns));
-    for (o = m->rr_head; o != NULL; o = o->next)
-        t = gw_min_timeout(t, gw_ms_until(o->head->due_ns, now_ns));
+    for (g = m->rr_head; g != NULL; g = g->next) {
+        const struct gw_origin *o;
+
+        for (o = g->head; o != NULL; o = o->next)
+            t = gw_min_timeout(t, gw_ms_until(o->head->due_ns, now_ns));
+    }
     if (m->drop_unlogged > 0)
         t = gw_min_timeout(t, gw_ms_until(m->drop_log_at, now_ns));
     return t;
