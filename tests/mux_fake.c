@@ -97,6 +97,7 @@ int gw_upstream_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
     memcpy(u->sent[u->n_sent].adu, adu, len < FAKE_KEPT ? len : FAKE_KEPT);
     u->sent[u->n_sent].len = len;
     u->sent[u->n_sent].connection = u->connection;
+    u->sent[u->n_sent].answered = 0;
     u->n_sent++;
     tid = (unsigned)adu[0] << 8 | adu[1];
     if (u->unanswered[tid / 8] & (1u << (tid % 8)))

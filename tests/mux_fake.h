@@ -26,6 +26,7 @@ struct fake_sent {
     uint8_t adu[FAKE_KEPT];
     size_t len; /* the whole ADU's */
     uint64_t connection;
+    int answered; /* the test's to set: a device answers a request once */
 };
 
 struct gw_upstream {
