@@ -454,6 +454,94 @@ START_TEST(t_status_command)
 }
 END_TEST
 
+struct trickler {
+    const char *path;
+    int started, done; /* atomics: the first byte went out; the trickle is over */
+    int closed_by_gw;  /* the gateway closed the connection before the trickle ended */
+};
+
+/* Connect to the control socket and send one byte every 300 ms for 3 s, never a newline. */
+static void *trickle_main(void *arg)
+{
+    struct trickler *t = arg;
+    struct sockaddr_un sa;
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0), i;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", t->path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        __atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+        return NULL;
+    }
+    for (i = 0; i < 10; i++) {
+        struct timespec gap = {0, 300000000};
+        char sink[128];
+
+        if (send(fd, "s", 1, MSG_NOSIGNAL) != 1 || recv(fd, sink, sizeof sink, MSG_DONTWAIT) >= 0) {
+            t->closed_by_gw = 1; /* refused, or answered and closed */
+            break;
+        }
+        __atomic_store_n(&t->started, 1, __ATOMIC_SEQ_CST);
+        nanosleep(&gap, NULL);
+    }
+    close(fd);
+    __atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/*
+ * Issue 19, item 6: a control client that trickles its request, a byte
+ * every 300 ms, must neither hold the loop nor keep its connection for
+ * longer than the control socket's deadline; masters are served all along.
+ */
+START_TEST(t_control_client_trickles)
+{
+    struct gwp g;
+    struct trickler t;
+    pthread_t th;
+    modbus_t *m;
+    uint16_t v;
+    char args_status[256], out[4096];
+    int during = 0, status_rc = -1;
+    const char *args[] = {"server",          "--listen",     "127.0.0.1:0",
+                          "--upstream",      plc_hostport(), "--key",
+                          path_of("gw.key"), "--authorized", path_of("allow.txt"),
+                          "--control",       path_of("ctl"), NULL};
+
+    two_masters_allowed(NULL, NULL);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    m = master(&g, 0);
+    memset(&t, 0, sizeof t);
+    t.path = path_of("ctl");
+    ck_assert_int_eq(pthread_create(&th, NULL, trickle_main, &t), 0);
+    while (!__atomic_load_n(&t.started, __ATOMIC_SEQ_CST) &&
+           !__atomic_load_n(&t.done, __ATOMIC_SEQ_CST)) {
+        struct timespec ms = {0, 1000000};
+
+        nanosleep(&ms, NULL);
+    }
+    /* Reads answered while the trickle lasts, and another control client served. */
+    snprintf(args_status, sizeof args_status, "--control %s", path_of("ctl"));
+    while (!__atomic_load_n(&t.done, __ATOMIC_SEQ_CST)) {
+        ck_assert_msg(modbus_read_registers(m, 0, 1, &v) == 1, "read: %s; log: %s",
+                      modbus_strerror(errno), g.log);
+        if (!__atomic_load_n(&t.done, __ATOMIC_SEQ_CST))
+            during++;
+        if (during == 5 && status_rc < 0)
+            status_rc = run_status(args_status, out, sizeof out);
+    }
+    pthread_join(th, NULL);
+    ck_assert_msg(during >= 5, "%d reads answered while a control client trickled; log: %s", during,
+                  g.log);
+    ck_assert_msg(t.closed_by_gw, "the trickling control client kept its connection for 3 s");
+    ck_assert_msg(status_rc == 0 && strstr(out, "1 masters") != NULL, "status (%d): %s", status_rc,
+                  out);
+    mbsc_modbus_close(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(t_unit_ids_0_and_255)
 {
     struct gwp g;
@@ -1174,6 +1262,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_forwards_reads_and_writes);
     tcase_add_test(tc, t_drain_refuses_new_answers_in_flight);
     tcase_add_test(tc, t_status_command);
+    tcase_add_test(tc, t_control_client_trickles);
     tcase_add_test(tc, t_unit_ids_0_and_255);
     tcase_add_test(tc, t_roles_read_only_master);
     tcase_add_test(tc, t_two_masters_share_one_upstream);

@@ -299,11 +299,11 @@ static int run(struct gw_client *g)
         int64_t now = gw_now_ns();
         int t = gw_min_timeout(gw_mux_timeout(g->mux, now), gw_upstream_timeout(g->up, now));
         int up_fd = gw_upstream_fd(g->up);
-        size_t n = 0, i, first_client;
+        size_t n = 0, i, first_control, n_ctl, first_client;
         unsigned sig;
 
-        if (cap < g->n_clients + 4) {
-            cap = g->n_clients + 16;
+        if (cap < g->n_clients + 3 + GW_CONTROL_FDS) {
+            cap = g->n_clients + 16 + GW_CONTROL_FDS;
             free(pfd);
             free(ids);
             pfd = calloc(cap, sizeof *pfd);
@@ -316,14 +316,16 @@ static int run(struct gw_client *g)
         }
         if (g->draining)
             t = gw_min_timeout(t, gw_ms_until(drain_until, now));
+        t = gw_min_timeout(t, gw_control_timeout(g->control, now));
         pfd[n].fd = gw_signals_fd();
         pfd[n++].events = POLLIN;
         pfd[n].fd = g->listener != NULL ? mbsc_listener_fd(g->listener) : -1;
         pfd[n++].events = POLLIN;
         pfd[n].fd = up_fd;
         pfd[n++].events = gw_upstream_events(g->up);
-        pfd[n].fd = gw_control_fd(g->control);
-        pfd[n++].events = POLLIN;
+        first_control = n;
+        n_ctl = gw_control_pollfds(g->control, pfd + n);
+        n += n_ctl;
         first_client = n;
         for (i = 0; i < g->n_clients; i++, n++) {
             struct local *c = g->clients[i];
@@ -346,8 +348,7 @@ static int run(struct gw_client *g)
             reload(g);
         if (sig & GW_SIG_STATUS)
             gw_status_log(status_write, g);
-        if (pfd[3].revents & POLLIN)
-            gw_control_serve(g->control, status_write, g);
+        gw_control_io(g->control, pfd + first_control, n_ctl, status_write, g, gw_now_ns());
         if ((sig & GW_SIG_STOP) && !g->draining) {
             g->draining = 1;
             drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;

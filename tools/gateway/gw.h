@@ -125,14 +125,33 @@ void gw_notify(const char *text);
 typedef void (*gw_status_fn)(void *user, FILE *out);
 
 struct gw_control;
+struct pollfd;
+
+/*
+ * Control clients are served from the mode's poll() loop without blocking
+ * it: at most GW_CONTROL_MAX_CLIENTS at once (the socket is not polled
+ * while they are there), each closed GW_CONTROL_DEADLINE_MS after it was
+ * accepted, answered or not.
+ */
+#define GW_CONTROL_MAX_CLIENTS 4u
+#define GW_CONTROL_DEADLINE_MS 1000
+/* The most pollfd entries gw_control_pollfds fills: the socket and each client. */
+#define GW_CONTROL_FDS (1u + GW_CONTROL_MAX_CLIENTS)
 
 /* Listen on path (mode 0600; a stale socket there is replaced); NULL and why on failure. */
 struct gw_control *gw_control_open(const char *path, char *why, size_t why_len);
-/* The descriptor to poll for POLLIN (-1 for NULL). */
-int gw_control_fd(const struct gw_control *c);
-/* Answer one client (POLLIN on the descriptor): its verb, then the status from fn. */
-void gw_control_serve(struct gw_control *c, gw_status_fn fn, void *user);
-/* Close and remove the socket. */
+/* What to poll: fills up to GW_CONTROL_FDS entries of pfd, returns how many (0 for NULL). */
+size_t gw_control_pollfds(const struct gw_control *c, struct pollfd *pfd);
+/*
+ * After poll(): the n entries gw_control_pollfds filled, with their
+ * revents.  Accepts, reads the request, answers with the status from fn,
+ * and closes the clients that are done or past their deadline.
+ */
+void gw_control_io(struct gw_control *c, const struct pollfd *pfd, size_t n, gw_status_fn fn,
+                   void *user, int64_t now_ns);
+/* Milliseconds until a client's deadline (-1: no client). */
+int gw_control_timeout(const struct gw_control *c, int64_t now_ns);
+/* Close the clients and the socket, and remove it. */
 void gw_control_close(struct gw_control *c);
 /* SIGUSR1: the same lines in the log, each after "status: ". */
 void gw_status_log(gw_status_fn fn, void *user);

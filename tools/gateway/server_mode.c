@@ -330,13 +330,15 @@ static int run(struct gw_server *g)
     int64_t drain_until = 0;
 
     for (;;) {
-        struct pollfd pfd[4];
+        struct pollfd pfd[3 + GW_CONTROL_FDS];
         int64_t now = gw_now_ns();
         int t = gw_min_timeout(mbsc_server_next_timeout(g->srv), gw_mux_timeout(g->mux, now));
         int up_fd = gw_upstream_fd(g->up), sfd = mbsc_server_fd(g->srv);
+        size_t n_ctl;
         unsigned sig;
 
         t = gw_min_timeout(t, gw_upstream_timeout(g->up, now));
+        t = gw_min_timeout(t, gw_control_timeout(g->control, now));
         if (g->draining)
             t = gw_min_timeout(t, gw_ms_until(drain_until, now));
         if (sfd < 0)
@@ -347,18 +349,20 @@ static int run(struct gw_server *g)
         pfd[1].events = POLLIN;
         pfd[2].fd = up_fd;
         pfd[2].events = gw_upstream_events(g->up);
-        pfd[3].fd = gw_control_fd(g->control);
-        pfd[3].events = POLLIN;
-        pfd[0].revents = pfd[1].revents = pfd[2].revents = pfd[3].revents = 0;
-        if (poll(pfd, 4, t) < 0)
-            pfd[0].revents = pfd[1].revents = pfd[2].revents = pfd[3].revents = 0;
+        pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
+        n_ctl = gw_control_pollfds(g->control, pfd + 3);
+        if (poll(pfd, (nfds_t)(3 + n_ctl), t) < 0) {
+            size_t i;
+
+            for (i = 0; i < 3 + n_ctl; i++)
+                pfd[i].revents = 0;
+        }
         sig = gw_signals_take();
         if (sig & GW_SIG_RELOAD)
             reload(g);
         if (sig & GW_SIG_STATUS)
             gw_status_log(status_write, g);
-        if (pfd[3].revents & POLLIN)
-            gw_control_serve(g->control, status_write, g);
+        gw_control_io(g->control, pfd + 3, n_ctl, status_write, g, gw_now_ns());
         if ((sig & GW_SIG_STOP) && !g->draining) {
             g->draining = 1;
             drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;
