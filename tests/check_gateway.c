@@ -190,6 +190,32 @@ static void start_server(struct gwp *g, int policy, const char *listen)
     ck_assert_msg(gw_spawn(g, args), "the gateway did not start: %s", g->log);
 }
 
+/*
+ * For failure messages: whether the gateway at g still runs, or how it
+ * ended.  A process that dies closes its sockets before its parent can
+ * see its status, so a peer's "connection reset" may come first: this
+ * looks for a second.
+ */
+static const char *gw_state(const struct gwp *g)
+{
+    static char buf[64];
+    long long end = tu_now_ms() + 1000;
+    int st = 0;
+
+    while (waitpid(g->pid, &st, WNOHANG) != g->pid) {
+        struct timespec ms = {0, 10000000};
+
+        if (tu_now_ms() >= end)
+            return "the gateway runs";
+        nanosleep(&ms, NULL);
+    }
+    if (WIFSIGNALED(st))
+        snprintf(buf, sizeof buf, "the gateway was killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(buf, sizeof buf, "the gateway exited with status %d", WEXITSTATUS(st));
+    return buf;
+}
+
 /* A libmodbus master with key i through the gateway at g. */
 static modbus_t *master(const struct gwp *g, int i)
 {
@@ -203,7 +229,7 @@ static modbus_t *master(const struct gwp *g, int i)
     ck_assert_int_eq(mbsc_config_set_peer_public_key(cfg, gw_kp.public_key), MBSC_OK);
     ctx = mbsc_modbus_connect(g->addr, cfg, WAIT_MS, &err, why, sizeof why);
     mbsc_config_free(cfg); /* the connection keeps what it needs */
-    ck_assert_msg(ctx != NULL, "connect %s: %s", g->addr, why);
+    ck_assert_msg(ctx != NULL, "connect %s: %s (%s); log: %s", g->addr, why, gw_state(g), g->log);
     modbus_set_response_timeout(ctx, 8, 0);
     return ctx;
 }
@@ -429,6 +455,94 @@ START_TEST(t_status_command)
 }
 END_TEST
 
+struct trickler {
+    const char *path;
+    int started, done; /* atomics: the first byte went out; the trickle is over */
+    int closed_by_gw;  /* the gateway closed the connection before the trickle ended */
+};
+
+/* Connect to the control socket and send one byte every 300 ms for 3 s, never a newline. */
+static void *trickle_main(void *arg)
+{
+    struct trickler *t = arg;
+    struct sockaddr_un sa;
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0), i;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", t->path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        __atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+        return NULL;
+    }
+    for (i = 0; i < 10; i++) {
+        struct timespec gap = {0, 300000000};
+        char sink[128];
+
+        if (send(fd, "s", 1, MSG_NOSIGNAL) != 1 || recv(fd, sink, sizeof sink, MSG_DONTWAIT) >= 0) {
+            t->closed_by_gw = 1; /* refused, or answered and closed */
+            break;
+        }
+        __atomic_store_n(&t->started, 1, __ATOMIC_SEQ_CST);
+        nanosleep(&gap, NULL);
+    }
+    close(fd);
+    __atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/*
+ * Issue 19, item 6: a control client that trickles its request, a byte
+ * every 300 ms, must neither hold the loop nor keep its connection for
+ * longer than the control socket's deadline; masters are served all along.
+ */
+START_TEST(t_control_client_trickles)
+{
+    struct gwp g;
+    struct trickler t;
+    pthread_t th;
+    modbus_t *m;
+    uint16_t v;
+    char args_status[256], out[4096];
+    int during = 0, status_rc = -1;
+    const char *args[] = {"server",          "--listen",     "127.0.0.1:0",
+                          "--upstream",      plc_hostport(), "--key",
+                          path_of("gw.key"), "--authorized", path_of("allow.txt"),
+                          "--control",       path_of("ctl"), NULL};
+
+    two_masters_allowed(NULL, NULL);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    m = master(&g, 0);
+    memset(&t, 0, sizeof t);
+    t.path = path_of("ctl");
+    ck_assert_int_eq(pthread_create(&th, NULL, trickle_main, &t), 0);
+    while (!__atomic_load_n(&t.started, __ATOMIC_SEQ_CST) &&
+           !__atomic_load_n(&t.done, __ATOMIC_SEQ_CST)) {
+        struct timespec ms = {0, 1000000};
+
+        nanosleep(&ms, NULL);
+    }
+    /* Reads answered while the trickle lasts, and another control client served. */
+    snprintf(args_status, sizeof args_status, "--control %s", path_of("ctl"));
+    while (!__atomic_load_n(&t.done, __ATOMIC_SEQ_CST)) {
+        ck_assert_msg(modbus_read_registers(m, 0, 1, &v) == 1, "read: %s; log: %s",
+                      modbus_strerror(errno), g.log);
+        if (!__atomic_load_n(&t.done, __ATOMIC_SEQ_CST))
+            during++;
+        if (during == 5 && status_rc < 0)
+            status_rc = run_status(args_status, out, sizeof out);
+    }
+    pthread_join(th, NULL);
+    ck_assert_msg(during >= 5, "%d reads answered while a control client trickled; log: %s", during,
+                  g.log);
+    ck_assert_msg(t.closed_by_gw, "the trickling control client kept its connection for 3 s");
+    ck_assert_msg(status_rc == 0 && strstr(out, "1 masters") != NULL, "status (%d): %s", status_rc,
+                  out);
+    mbsc_modbus_close(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(t_unit_ids_0_and_255)
 {
     struct gwp g;
@@ -609,6 +723,101 @@ START_TEST(t_silent_and_malformed_plc)
     ck_assert_int_eq(modbus_read_registers(m, 0, 2, v), 2);
     mbsc_modbus_close(m);
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+/*
+ * A TCP listener on 127.0.0.1 that never completes a connection: its
+ * accept queue (backlog 0) is held full by one connection of our own, and
+ * Linux drops the SYNs of further ones, so a connect to it stays pending,
+ * as to a PLC that is switched on but not answering yet.
+ */
+struct hanging {
+    int lfd, filler;
+    char addr[32];
+};
+
+static void hanging_open(struct hanging *h)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    h->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(h->lfd, 0);
+    ck_assert_int_eq(bind(h->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(h->lfd, 0), 0);
+    ck_assert_int_eq(getsockname(h->lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(h->addr, sizeof h->addr, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+    h->filler = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(h->filler, 0);
+    ck_assert_int_eq(connect(h->filler, (struct sockaddr *)&sa, sizeof sa), 0);
+}
+
+static void hanging_close(struct hanging *h)
+{
+    close(h->filler);
+    close(h->lfd);
+}
+
+/* A server gateway in front of upstream, with a short request timeout and a long connect timeout.
+ */
+static void start_server_to(struct gwp *g, const char *upstream)
+{
+    const char *args[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          upstream,
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--request-timeout",
+                          "300",
+                          "--connect-timeout",
+                          "20000",
+                          NULL};
+
+    ck_assert_msg(gw_spawn(g, args), "the gateway did not start: %s", g->log);
+}
+
+/*
+ * Issue 19, item 1: a master sends one read while the PLC's connect is
+ * still pending, and goes away.  Its request times out in the queue; the
+ * 0B answer finds the session at its end, the close is reported at once,
+ * and the multiplexer must not be walking the queue it frees.
+ */
+START_TEST(t_master_gone_before_its_timeout)
+{
+    struct hanging h;
+    struct gwp g;
+    modbus_t *m;
+    uint16_t v = 0;
+    int i;
+
+    two_masters_allowed(NULL, "viewer");
+    hanging_open(&h);
+    start_server_to(&g, h.addr);
+    for (i = 0; i < 3; i++) {
+        m = master(&g, 1);
+        /* The master gives up long before the gateway's timeout, and closes. */
+        modbus_set_response_timeout(m, 0, 50000);
+        ck_assert_int_eq(modbus_read_registers(m, 0, 1, &v), -1);
+        mbsc_modbus_close(m);
+        ck_assert_msg(wait_log(&g, "master bob from 127.0.0.1:"), "the gateway died? log: %s",
+                      g.log);
+    }
+    /* Still serving: another master's read gets the 0B of a PLC not reached yet. */
+    m = master(&g, 0);
+    errno = 0;
+    ck_assert_int_eq(modbus_read_registers(m, 0, 1, &v), -1);
+    ck_assert_int_eq(errno, EMBXGTAR);
+    mbsc_modbus_close(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    hanging_close(&h);
 }
 END_TEST
 
@@ -1018,7 +1227,8 @@ static modbus_t *plain_client(const struct gwp *g)
     ck_assert_int_eq(mbsc_parse_hostport(g->addr, host, sizeof host, port, sizeof port), MBSC_OK);
     ctx = modbus_new_tcp(host, atoi(port));
     ck_assert_ptr_nonnull(ctx);
-    ck_assert_int_eq(modbus_connect(ctx), 0);
+    ck_assert_msg(modbus_connect(ctx) == 0, "connect %s: %s (%s); log: %s", g->addr,
+                  modbus_strerror(errno), gw_state(g), g->log);
     modbus_set_response_timeout(ctx, 8, 0);
     return ctx;
 }
@@ -1063,6 +1273,81 @@ START_TEST(t_client_gateway_to_server_gateway)
     modbus_free(m);
     ck_assert_int_eq(gw_finish(&cli, SIGTERM), 0);
     ck_assert_int_eq(gw_finish(&srv2, SIGTERM), 0);
+}
+END_TEST
+
+/* A plain TCP connection to the gateway at g (IPv4). */
+static int tcp_to(const struct gwp *g)
+{
+    char host[64], port[8];
+    struct sockaddr_in sa;
+    int fd;
+
+    ck_assert_int_eq(mbsc_parse_hostport(g->addr, host, sizeof host, port, sizeof port), MBSC_OK);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)atoi(port));
+    ck_assert_int_eq(inet_pton(AF_INET, host, &sa.sin_addr), 1);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    return fd;
+}
+
+/*
+ * Issue 19, item 2: a local client pipelines a full queue of reads (the
+ * default --max-queue, 16) in one write and closes while the session
+ * upstream cannot be made.  The reads time out together; answering them
+ * finds the socket closed, and the multiplexer must not be walking the
+ * queue that closing the client frees.
+ */
+START_TEST(t_client_pipelines_and_leaves)
+{
+    struct hanging h;
+    struct gwp g;
+    uint8_t reads[16 * 12];
+    modbus_t *m;
+    uint16_t v = 0;
+    int i, fd;
+
+    hanging_open(&h);
+    {
+        const char *args[] = {"client",
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--upstream",
+                              h.addr,
+                              "--key",
+                              path_of("client.key"),
+                              "--peer",
+                              path_of("gw.pub"),
+                              "--request-timeout",
+                              "300",
+                              "--connect-timeout",
+                              "20000",
+                              NULL};
+
+        ck_assert_msg(gw_spawn(&g, args), "the client gateway did not start: %s", g.log);
+    }
+    for (i = 0; i < 16; i++) {
+        /* Read holding register i, transaction id i + 1, unit 1. */
+        const uint8_t adu[12] = {0, (uint8_t)(i + 1), 0, 0, 0, 6, 1, 3, 0, (uint8_t)i, 0, 1};
+
+        memcpy(reads + 12 * i, adu, sizeof adu);
+    }
+    fd = tcp_to(&g);
+    ck_assert_int_eq(send(fd, reads, sizeof reads, 0), (ssize_t)sizeof reads);
+    close(fd);
+    ck_assert_msg(wait_log(&g, "disconnected"), "%s; log: %s", gw_state(&g), g.log);
+    /* Still serving: a read gets the 0B of a session not made yet. */
+    m = plain_client(&g);
+    errno = 0;
+    ck_assert_msg(modbus_read_registers(m, 0, 1, &v) == -1 && errno == EMBXGTAR,
+                  "read: %s (%s); log: %s", modbus_strerror(errno), gw_state(&g), g.log);
+    modbus_close(m);
+    modbus_free(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    hanging_close(&h);
 }
 END_TEST
 
@@ -1276,11 +1561,13 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_forwards_reads_and_writes);
     tcase_add_test(tc, t_drain_refuses_new_answers_in_flight);
     tcase_add_test(tc, t_status_command);
+    tcase_add_test(tc, t_control_client_trickles);
     tcase_add_test(tc, t_unit_ids_0_and_255);
     tcase_add_test(tc, t_roles_read_only_master);
     tcase_add_test(tc, t_two_masters_share_one_upstream);
     tcase_add_test(tc, t_plc_goes_away_and_comes_back);
     tcase_add_test(tc, t_silent_and_malformed_plc);
+    tcase_add_test(tc, t_master_gone_before_its_timeout);
     tcase_add_test(tc, t_bad_policy_refused_with_line);
     tcase_add_test(tc, t_policy_warnings_at_start_and_reload);
     tcase_add_test(tc, t_reload_adds_removes_and_changes_roles);
@@ -1288,6 +1575,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_sessions_per_master_and_idle_timeout);
     tcase_add_test(tc, t_client_gateway_to_server_gateway);
     tcase_add_test(tc, t_client_refuses_remote_plaintext);
+    tcase_add_test(tc, t_client_pipelines_and_leaves);
     tcase_add_test(tc, t_config_file);
     tcase_add_test(tc, t_systemd_readiness_and_levels);
     tcase_add_test(tc, t_secure_slave_policy_and_reload);

@@ -96,3 +96,28 @@ slave_requests = {
 }
 for i, (name, pdu) in enumerate(sorted(slave_requests.items())):
     put("modbus_slave", name, mbap(0x0100 + i, 0xff if i % 2 else 1, pdu))
+
+# mux: scripts in fuzz_mux.c's layout (its header comment), no vector data:
+# the situations of issue 19.  Operation numbers as in fuzz_mux.c.
+SUBMIT, ANSWER, ANSWER_OLD, MALFORMED, TICK, READY, LOST, REFUSED, FORGET, BLOCK, BREAK, BURST = \
+    range(12)
+one_in_flight_8_queued = bytes([0x1C, 99])  # max_in_flight 1, max_queue 8, timeout 100 ms
+two_in_flight_8_queued = bytes([0x1D, 99])
+# Item 1: masters' requests wait for a connection; their timeouts answer a
+# master that is gone, and its reply forgets it (and another origin).
+put("mux", "queued-timeout-forget", one_in_flight_8_queued + bytes([
+    SUBMIT, 0, SUBMIT, 1, SUBMIT, 1, SUBMIT, 2, TICK, 100, 1, 0x0D, 0, 0]))
+# Item 2: one local client pipelines a full queue and is gone at the first answer.
+put("mux", "pipeline-then-gone", one_in_flight_8_queued + bytes(
+    [SUBMIT, 3] * 8 + [TICK, 100, 1]))
+# Answers with re-submissions, one malformed answer, a connection lost in flight.
+put("mux", "answers-and-loss", two_in_flight_8_queued + bytes([
+    READY, SUBMIT, 0, SUBMIT, 1, SUBMIT, 4, ANSWER, 0, 2, MALFORMED, 0, ANSWER, 1, 0,
+    LOST, 1, 0, READY, TICK, 80, 0]))
+# A send that breaks the connection, then sends that would block.
+put("mux", "break-and-block", one_in_flight_8_queued + bytes([
+    READY, BREAK, SUBMIT, 5, 1, READY, BLOCK, SUBMIT, 6, BLOCK, SUBMIT, 6, ANSWER, 0, 0]))
+# Item 3: a request times out, another origin moves the ids round (65535
+# round trips), asks again, and the device's late answer to the first comes.
+put("mux", "late-answer-after-wrap", one_in_flight_8_queued + bytes([
+    READY, SUBMIT, 0, TICK, 60, 0, BURST, 0xFF, 0xFE, SUBMIT, 1, ANSWER_OLD, 0, 0]))

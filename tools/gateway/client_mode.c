@@ -10,6 +10,13 @@
  * session fails it is made again with a new handshake (upstream.c);
  * meanwhile clients get exception 0B, which SCADA packages show as "no
  * answer from the device", the truth as far as they can know it.
+ *
+ * Closing a client frees its record, and reply() runs while the loop,
+ * take_requests() or the multiplexer's delivery have their hands on
+ * clients: so a client is never freed where it is found gone.  It is
+ * marked (mark_closed: its requests are forgotten at once, its socket
+ * stays open) and the marked clients are freed by sweep() at the end of
+ * the loop turn, when nothing walks the list.
  */
 #include <errno.h>
 #include <poll.h>
@@ -35,6 +42,8 @@ struct local {
     size_t out_len;
     time_t since;
     uint64_t requests;
+    int closing;   /* marked: sweep() frees it at the end of the turn */
+    char why[128]; /* why it is closed (the first reason) */
 };
 
 struct gw_client {
@@ -50,19 +59,17 @@ struct gw_client {
     struct gw_control *control; /* --control, or NULL */
 };
 
-static struct local *find_local(struct gw_client *g, uint64_t id, size_t *index)
+static struct local *find_local(struct gw_client *g, uint64_t id)
 {
     size_t i;
 
     for (i = 0; i < g->n_clients; i++)
-        if (g->clients[i]->id == id) {
-            if (index != NULL)
-                *index = i;
+        if (g->clients[i]->id == id)
             return g->clients[i];
-        }
     return NULL;
 }
 
+/* Free client i now: only where nothing walks the clients (sweep, the end). */
 static void close_local(struct gw_client *g, size_t i, const char *why)
 {
     struct local *c = g->clients[i];
@@ -73,6 +80,33 @@ static void close_local(struct gw_client *g, size_t i, const char *why)
     sodium_memzero(c, sizeof *c); /* process data, not kept */
     free(c);
     g->clients[i] = g->clients[--g->n_clients];
+}
+
+/*
+ * The client is done for: nothing more is read from it or written to it,
+ * and the multiplexer forgets its requests (allowed from reply(), mux.c).
+ * The record stays until sweep().
+ */
+static void mark_closed(struct gw_client *g, struct local *c, const char *why)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    snprintf(c->why, sizeof c->why, "%s", why);
+    gw_mux_forget(g->mux, c->id);
+}
+
+/* The end of the loop turn: free the clients marked closed. */
+static void sweep(struct gw_client *g)
+{
+    size_t i = 0;
+
+    while (i < g->n_clients) {
+        if (g->clients[i]->closing)
+            close_local(g, i, g->clients[i]->why); /* the last one takes place i */
+        else
+            i++;
+    }
 }
 
 /* Send what waits; -1 if the client is gone. */
@@ -95,60 +129,57 @@ static int flush_local(struct local *c)
 static void reply(void *user, uint64_t origin, const uint8_t *adu, size_t len)
 {
     struct gw_client *g = user;
-    size_t i;
-    struct local *c = find_local(g, origin, &i);
+    struct local *c = find_local(g, origin);
 
-    if (c == NULL)
+    if (c == NULL || c->closing)
         return;
     if (len > sizeof c->out - c->out_len) {
-        close_local(g, i, "it does not read its answers");
+        mark_closed(g, c, "it does not read its answers");
         return;
     }
     memcpy(c->out + c->out_len, adu, len);
     c->out_len += len;
     if (flush_local(c) != 0)
-        close_local(g, i, "send failed");
+        mark_closed(g, c, "send failed");
 }
 
-/* Cut whole requests off a client's input and hand them on. */
-static int take_requests(struct gw_client *g, struct local *c)
+/* Cut whole requests off a client's input and hand them on; NULL, or why c must go. */
+static const char *take_requests(struct gw_client *g, struct local *c)
 {
-    while (c->in_len >= 6) {
+    while (!c->closing && c->in_len >= 6) {
         size_t n = gw_adu_length(c->in);
 
         if (n == 0 || n < GW_MBAP + 1)
-            return -1;
+            return "not Modbus/TCP (bad MBAP header)";
         if (c->in_len < n)
-            return 0;
+            return NULL;
         c->requests++;
         if (g->draining) {
             uint8_t ex[9];
 
             reply(g, c->id, ex, gw_exception(c->in, GW_EXC_PATH_UNAVAILABLE, ex));
-        } else if (gw_mux_submit(g->mux, c->id, c->in, n, gw_now_ns()) != MBSC_OK) {
-            return -1;
+        } else if (gw_mux_submit(g->mux, c->id, c->id, c->in, n, gw_now_ns()) != MBSC_OK) {
+            return "out of memory";
         }
-        /* reply() may have closed c: it is looked up again by the caller. */
-        if (find_local(g, c->id, NULL) == NULL)
-            return 1;
+        /* reply() may have marked c closed; it stays allocated until the sweep. */
         memmove(c->in, c->in + n, c->in_len - n);
         c->in_len -= n;
     }
-    return 0;
+    return NULL;
 }
 
 static void local_io(struct gw_client *g, uint64_t id, short revents)
 {
-    size_t i;
-    struct local *c = find_local(g, id, &i);
+    struct local *c = find_local(g, id);
 
-    if (c == NULL)
+    if (c == NULL || c->closing)
         return;
     if ((revents & POLLOUT) && flush_local(c) != 0) {
-        close_local(g, i, "send failed");
+        mark_closed(g, c, "send failed");
         return;
     }
     if (revents & (POLLIN | POLLERR | POLLHUP)) {
+        const char *why;
         size_t got = 0;
         int os_err = 0, r;
 
@@ -156,13 +187,13 @@ static void local_io(struct gw_client *g, uint64_t id, short revents)
         if (r == MBSC_ERR_WOULD_BLOCK)
             return;
         if (r != MBSC_OK) {
-            close_local(g, i, os_err != 0 ? strerror(os_err) : "closed");
+            mark_closed(g, c, os_err != 0 ? strerror(os_err) : "closed");
             return;
         }
         c->in_len += got;
-        r = take_requests(g, c);
-        if (r < 0 && find_local(g, id, &i) != NULL)
-            close_local(g, i, "not Modbus/TCP (bad MBAP header)");
+        why = take_requests(g, c);
+        if (why != NULL)
+            mark_closed(g, c, why);
     }
 }
 
@@ -235,14 +266,16 @@ static void status_write(void *user, FILE *out)
     gw_mux_get_stats(g->mux, &ms);
     fprintf(out,
             "upstream %s %s%s%s (%llu sessions), %zu clients; forwarded %llu, answered "
-            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu\n",
+            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu "
+            "(late %llu)\n",
             gw_upstream_name(g->up),
             gw_upstream_state(g->up) == GW_UP_READY ? "connected" : "not connected",
             c != NULL ? " with " : "", c != NULL ? mbsc_cipher_name(c) : "",
             (unsigned long long)gw_upstream_connects(g->up), g->n_clients,
             (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
             (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-            (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
+            (unsigned long long)ms.busy, (unsigned long long)ms.dropped,
+            (unsigned long long)ms.late);
     for (i = 0; i < g->n_clients; i++) {
         char since[32];
         struct tm tm;
@@ -266,11 +299,11 @@ static int run(struct gw_client *g)
         int64_t now = gw_now_ns();
         int t = gw_min_timeout(gw_mux_timeout(g->mux, now), gw_upstream_timeout(g->up, now));
         int up_fd = gw_upstream_fd(g->up);
-        size_t n = 0, i, first_client;
+        size_t n = 0, i, first_control, n_ctl, first_client;
         unsigned sig;
 
-        if (cap < g->n_clients + 4) {
-            cap = g->n_clients + 16;
+        if (cap < g->n_clients + 3 + GW_CONTROL_FDS) {
+            cap = g->n_clients + 16 + GW_CONTROL_FDS;
             free(pfd);
             free(ids);
             pfd = calloc(cap, sizeof *pfd);
@@ -283,14 +316,16 @@ static int run(struct gw_client *g)
         }
         if (g->draining)
             t = gw_min_timeout(t, gw_ms_until(drain_until, now));
+        t = gw_min_timeout(t, gw_control_timeout(g->control, now));
         pfd[n].fd = gw_signals_fd();
         pfd[n++].events = POLLIN;
         pfd[n].fd = g->listener != NULL ? mbsc_listener_fd(g->listener) : -1;
         pfd[n++].events = POLLIN;
         pfd[n].fd = up_fd;
         pfd[n++].events = gw_upstream_events(g->up);
-        pfd[n].fd = gw_control_fd(g->control);
-        pfd[n++].events = POLLIN;
+        first_control = n;
+        n_ctl = gw_control_pollfds(g->control, pfd + n);
+        n += n_ctl;
         first_client = n;
         for (i = 0; i < g->n_clients; i++, n++) {
             struct local *c = g->clients[i];
@@ -313,8 +348,7 @@ static int run(struct gw_client *g)
             reload(g);
         if (sig & GW_SIG_STATUS)
             gw_status_log(status_write, g);
-        if (pfd[3].revents & POLLIN)
-            gw_control_serve(g->control, status_write, g);
+        gw_control_io(g->control, pfd + first_control, n_ctl, status_write, g, gw_now_ns());
         if ((sig & GW_SIG_STOP) && !g->draining) {
             g->draining = 1;
             drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;
@@ -333,6 +367,7 @@ static int run(struct gw_client *g)
         now = gw_now_ns();
         gw_upstream_tick(g->up, now);
         gw_mux_tick(g->mux, now);
+        sweep(g);
         if (g->draining && (gw_mux_total(g->mux) == 0 || now >= drain_until)) {
             for (i = 0; i < g->n_clients; i++)
                 (void)flush_local(g->clients[i]);

@@ -6,9 +6,17 @@
  *
  * The protocol is one line each way and then the close: the command sends
  * "status\n", the gateway answers with the status lines and closes.  The
- * socket is mode 0600, so only the service's user (and root) may ask.  A
- * client gets at most CONTROL_IO_MS for each direction, so that a stuck
- * one holds the gateway's loop up for a bounded time only.
+ * socket is mode 0600, so only the service's user (and root) may ask.
+ *
+ * The gateway serves its clients from its own poll() loop and never waits
+ * for one: the socket and every client are non-blocking, each client's
+ * descriptor is polled with the gateway's others, and a client has
+ * GW_CONTROL_DEADLINE_MS from its accept for the whole exchange, so that
+ * one that trickles its request a byte at a time, or never reads the
+ * answer, costs a slot for a second and nothing else.  At most
+ * GW_CONTROL_MAX_CLIENTS are served at once; more wait in the socket's
+ * backlog.  The command side (gw_status_command) may block: it is a
+ * program of its own, with CONTROL_IO_MS per read or write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,12 +32,24 @@
 
 #include "gw.h"
 
-#define CONTROL_IO_MS 1000
+#define CONTROL_IO_MS 1000 /* the status command's wait per read or write */
 #define VERB_MAX      64u
+
+/* A client being served; fd -1 for a free slot. */
+struct control_client {
+    int fd;
+    int64_t deadline_ns;
+    char in[VERB_MAX + 1]; /* the request so far */
+    size_t in_len;
+    char *out; /* the answer (malloc'ed), NULL while the request is being read */
+    size_t out_len, out_sent;
+};
 
 struct gw_control {
     int fd;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    struct control_client clients[GW_CONTROL_MAX_CLIENTS];
+    size_t n_clients;
 };
 
 static int unix_address(struct sockaddr_un *sa, const char *path, char *why, size_t why_len)
@@ -45,6 +65,7 @@ static int unix_address(struct sockaddr_un *sa, const char *path, char *why, siz
     return 0;
 }
 
+/* The command's side: at most CONTROL_IO_MS for each read or write. */
 static void set_io_timeout(int fd)
 {
     struct timeval tv = {CONTROL_IO_MS / 1000, (CONTROL_IO_MS % 1000) * 1000};
@@ -59,6 +80,7 @@ struct gw_control *gw_control_open(const char *path, char *why, size_t why_len)
     struct sockaddr_un sa;
     struct stat st;
     mode_t old_mask;
+    size_t i;
     int r;
 
     if (unix_address(&sa, path, why, why_len) != 0)
@@ -79,8 +101,10 @@ struct gw_control *gw_control_open(const char *path, char *why, size_t why_len)
         snprintf(why, why_len, "out of memory");
         return NULL;
     }
+    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++)
+        c->clients[i].fd = -1;
     memcpy(c->path, sa.sun_path, sizeof c->path);
-    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0) {
         snprintf(why, why_len, "control socket %s: %s", path, strerror(errno));
         free(c);
@@ -102,33 +126,27 @@ struct gw_control *gw_control_open(const char *path, char *why, size_t why_len)
     return c;
 }
 
-int gw_control_fd(const struct gw_control *c)
+static void client_end(struct gw_control *c, struct control_client *k)
 {
-    return c != NULL ? c->fd : -1;
+    close(k->fd);
+    free(k->out);
+    memset(k, 0, sizeof *k);
+    k->fd = -1;
+    c->n_clients--;
 }
 
 void gw_control_close(struct gw_control *c)
 {
+    size_t i;
+
     if (c == NULL)
         return;
+    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++)
+        if (c->clients[i].fd >= 0)
+            client_end(c, &c->clients[i]);
     close(c->fd);
     (void)unlink(c->path);
     free(c);
-}
-
-/* Write all of buf, or give up after the send timeout. */
-static void send_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        buf += n;
-        len -= (size_t)n;
-    }
 }
 
 /* The status text as one string (malloc'ed), or NULL. */
@@ -147,49 +165,164 @@ static char *status_text(gw_status_fn fn, void *user, size_t *len)
     return text;
 }
 
-void gw_control_serve(struct gw_control *c, gw_status_fn fn, void *user)
+size_t gw_control_pollfds(const struct gw_control *c, struct pollfd *pfd)
 {
-    char verb[VERB_MAX + 1], *nl;
-    size_t got = 0;
-    int fd;
+    size_t i, n = 0;
 
     if (c == NULL)
-        return;
-    fd = accept(c->fd, NULL, NULL);
-    if (fd < 0)
-        return;
-    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    set_io_timeout(fd);
-    /* One line: the verb. */
-    while (got < VERB_MAX && memchr(verb, '\n', got) == NULL) {
-        ssize_t n = recv(fd, verb + got, VERB_MAX - got, 0);
+        return 0;
+    /* Full: newcomers wait in the backlog until a slot is free. */
+    if (c->n_clients < GW_CONTROL_MAX_CLIENTS) {
+        pfd[n].fd = c->fd;
+        pfd[n].events = POLLIN;
+        pfd[n++].revents = 0;
+    }
+    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++) {
+        const struct control_client *k = &c->clients[i];
+
+        if (k->fd < 0)
+            continue;
+        pfd[n].fd = k->fd;
+        pfd[n].events = k->out == NULL ? POLLIN : POLLOUT;
+        pfd[n++].revents = 0;
+    }
+    return n;
+}
+
+int gw_control_timeout(const struct gw_control *c, int64_t now_ns)
+{
+    int t = -1;
+    size_t i;
+
+    if (c == NULL)
+        return -1;
+    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++)
+        if (c->clients[i].fd >= 0)
+            t = gw_min_timeout(t, gw_ms_until(c->clients[i].deadline_ns, now_ns));
+    return t;
+}
+
+static void accept_clients(struct gw_control *c, int64_t now_ns)
+{
+    size_t i;
+
+    for (i = 0; i < GW_CONTROL_MAX_CLIENTS && c->n_clients < GW_CONTROL_MAX_CLIENTS; i++) {
+        struct control_client *k = &c->clients[i];
+        int fd, fl;
+
+        if (k->fd >= 0)
+            continue;
+        fd = accept(c->fd, NULL, NULL);
+        if (fd < 0)
+            return; /* EAGAIN: nobody else waits; anything else: the next turn tries again */
+        fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+            fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+            close(fd);
+            continue;
+        }
+        k->fd = fd;
+        k->deadline_ns = now_ns + (int64_t)GW_CONTROL_DEADLINE_MS * 1000000;
+        c->n_clients++;
+    }
+}
+
+/* The answer to the request in k->in (a whole line, or all the client sent). */
+static void client_answer(struct control_client *k, gw_status_fn fn, void *user)
+{
+    static const char unknown[] = "error: unknown request; the only one is 'status'\n";
+    static const char nomem[] = "error: out of memory\n";
+    char *nl;
+
+    k->in[k->in_len] = '\0';
+    nl = memchr(k->in, '\n', k->in_len);
+    if (nl != NULL)
+        *nl = '\0';
+    if (nl != NULL && strcmp(k->in, "status") == 0) {
+        k->out = status_text(fn, user, &k->out_len);
+        if (k->out == NULL) {
+            k->out = strdup(nomem);
+            k->out_len = sizeof nomem - 1;
+        }
+    } else {
+        gw_log(GW_WARN, "control socket: a request other than 'status' was refused");
+        k->out = strdup(unknown);
+        k->out_len = sizeof unknown - 1;
+    }
+    k->out_sent = 0;
+}
+
+/* Read what the client sent; 0 to go on, -1 when it is done for. */
+static int client_read(struct control_client *k, gw_status_fn fn, void *user)
+{
+    for (;;) {
+        ssize_t n = recv(k->fd, k->in + k->in_len, VERB_MAX - k->in_len, 0);
 
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n < 0)
+            return -1;
+        k->in_len += (size_t)n;
+        /* A whole line, a full buffer, or the end of what will come. */
+        if (n == 0 || k->in_len == VERB_MAX || memchr(k->in, '\n', k->in_len) != NULL) {
+            client_answer(k, fn, user);
+            return k->out != NULL ? 0 : -1;
+        }
+    }
+}
+
+/* Send what the socket takes; 0 to go on, -1 when done (all sent, or the client is gone). */
+static int client_write(struct control_client *k)
+{
+    while (k->out_sent < k->out_len) {
+        ssize_t n = send(k->fd, k->out + k->out_sent, k->out_len - k->out_sent, MSG_NOSIGNAL);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
         if (n <= 0)
-            break;
-        got += (size_t)n;
+            return -1;
+        k->out_sent += (size_t)n;
     }
-    verb[got] = '\0';
-    nl = strchr(verb, '\n');
-    if (nl != NULL)
-        *nl = '\0';
-    if (nl != NULL && strcmp(verb, "status") == 0) {
-        size_t len = 0;
-        char *text = status_text(fn, user, &len);
+    return -1;
+}
 
-        if (text != NULL)
-            send_all(fd, text, len);
-        else
-            send_all(fd, "error: out of memory\n", 21);
-        free(text);
-    } else {
-        static const char msg[] = "error: unknown request; the only one is 'status'\n";
+void gw_control_io(struct gw_control *c, const struct pollfd *pfd, size_t n, gw_status_fn fn,
+                   void *user, int64_t now_ns)
+{
+    size_t i, j;
 
-        send_all(fd, msg, sizeof msg - 1);
-        gw_log(GW_WARN, "control socket: a request other than 'status' was refused");
+    if (c == NULL)
+        return;
+    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++) {
+        struct control_client *k = &c->clients[i];
+        short ev = 0;
+        int done = 0;
+
+        if (k->fd < 0)
+            continue;
+        for (j = 0; j < n; j++)
+            if (pfd[j].fd == k->fd)
+                ev = pfd[j].revents;
+        if (ev != 0 && k->out == NULL)
+            done = client_read(k, fn, user) != 0;
+        /* The answer goes out at once: the socket has room for a short one. */
+        if (!done && k->out != NULL)
+            done = client_write(k) != 0;
+        if (!done && now_ns >= k->deadline_ns) {
+            gw_log(GW_WARN, "control socket: a client took more than %d ms: closed",
+                   GW_CONTROL_DEADLINE_MS);
+            done = 1;
+        }
+        if (done)
+            client_end(c, k);
     }
-    close(fd);
+    for (j = 0; j < n; j++)
+        if (pfd[j].fd == c->fd && (pfd[j].revents & POLLIN))
+            accept_clients(c, now_ns);
 }
 
 void gw_status_log(gw_status_fn fn, void *user)
@@ -204,6 +337,21 @@ void gw_status_log(gw_status_fn fn, void *user)
     for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
         gw_log(GW_INFO, "status: %s", line);
     free(text);
+}
+
+/* The command's side: write all of buf, or give up after the send timeout. */
+static void send_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
 }
 
 int gw_status_command(int argc, char **argv)

@@ -6,6 +6,7 @@
  *   options.c     settings from the command line and from --config FILE;
  *   log.c         log lines on stderr (journald levels under systemd), and
  *                 the systemd readiness notification;
+ *   clock.c       the monotonic clock and poll() timeout arithmetic;
  *   signals.c     SIGHUP, SIGTERM, SIGINT, SIGUSR1 through a self-pipe;
  *   adu_check.c   Modbus checks of requests and of upstream answers;
  *   upstream.c    the one connection to what is behind the gateway: plain
@@ -128,14 +129,33 @@ void gw_notify(const char *text);
 typedef void (*gw_status_fn)(void *user, FILE *out);
 
 struct gw_control;
+struct pollfd;
+
+/*
+ * Control clients are served from the mode's poll() loop without blocking
+ * it: at most GW_CONTROL_MAX_CLIENTS at once (the socket is not polled
+ * while they are there), each closed GW_CONTROL_DEADLINE_MS after it was
+ * accepted, answered or not.
+ */
+#define GW_CONTROL_MAX_CLIENTS 4u
+#define GW_CONTROL_DEADLINE_MS 1000
+/* The most pollfd entries gw_control_pollfds fills: the socket and each client. */
+#define GW_CONTROL_FDS (1u + GW_CONTROL_MAX_CLIENTS)
 
 /* Listen on path (mode 0600; a stale socket there is replaced); NULL and why on failure. */
 struct gw_control *gw_control_open(const char *path, char *why, size_t why_len);
-/* The descriptor to poll for POLLIN (-1 for NULL). */
-int gw_control_fd(const struct gw_control *c);
-/* Answer one client (POLLIN on the descriptor): its verb, then the status from fn. */
-void gw_control_serve(struct gw_control *c, gw_status_fn fn, void *user);
-/* Close and remove the socket. */
+/* What to poll: fills up to GW_CONTROL_FDS entries of pfd, returns how many (0 for NULL). */
+size_t gw_control_pollfds(const struct gw_control *c, struct pollfd *pfd);
+/*
+ * After poll(): the n entries gw_control_pollfds filled, with their
+ * revents.  Accepts, reads the request, answers with the status from fn,
+ * and closes the clients that are done or past their deadline.
+ */
+void gw_control_io(struct gw_control *c, const struct pollfd *pfd, size_t n, gw_status_fn fn,
+                   void *user, int64_t now_ns);
+/* Milliseconds until a client's deadline (-1: no client). */
+int gw_control_timeout(const struct gw_control *c, int64_t now_ns);
+/* Close the clients and the socket, and remove it. */
 void gw_control_close(struct gw_control *c);
 /* SIGUSR1: the same lines in the log, each after "status: ". */
 void gw_status_log(gw_status_fn fn, void *user);
@@ -241,6 +261,22 @@ void gw_upstream_reset(struct gw_upstream *u, const char *why);
 
 /* ---- mux.c ---------------------------------------------------------------- */
 
+/*
+ * Re-entrancy (the rule both modes rely on): the multiplexer never calls
+ * reply while it walks its own queues, flight slots or groups.  Answers,
+ * its own and upstream's, go to an outbox first; the outermost call into
+ * the multiplexer (gw_mux_submit, gw_mux_forget, gw_mux_tick, and the
+ * upstream hooks) delivers them one by one just before it returns, when
+ * nothing of the multiplexer is being walked.  So reply may call
+ * gw_mux_forget (its requester is gone) and gw_mux_submit (the next
+ * request) on the same multiplexer: those calls only change queues and
+ * the outbox, and what they answer is delivered by the same outermost
+ * call.  reply must not call gw_mux_free.  The caller's own lists are the
+ * caller's to protect: a reply that finds its requester gone marks it and
+ * frees it at the end of the loop turn (client_mode.c), or the library
+ * does (mbsc_server defers the free of a closed connection).
+ */
+
 struct gw_mux;
 
 /* An answer (or an exception made by the gateway) for requester origin. */
@@ -248,13 +284,18 @@ typedef void (*gw_reply_fn)(void *user, uint64_t origin, const uint8_t *adu, siz
 
 struct gw_mux_config {
     unsigned max_in_flight;   /* >= 1 */
-    unsigned max_queue;       /* per origin, >= 1 */
+    unsigned max_queue;       /* requests queued per group, >= 1 */
     unsigned timeout_ms;      /* from submission to answer */
     uint8_t unreachable_code; /* exception when the upstream cannot be reached */
 };
 
+/*
+ * dropped counts every answer from upstream that went to nobody: late
+ * (its request had timed out), malformed, or for no request sent; late
+ * counts the first kind alone.
+ */
 struct gw_mux_stats {
-    uint64_t forwarded, answered, timed_out, unreachable, busy, dropped;
+    uint64_t forwarded, answered, timed_out, unreachable, busy, dropped, late;
 };
 
 /* A multiplexer over u (borrowed); it sets u's hooks to itself. */
@@ -265,11 +306,15 @@ void gw_mux_attach(struct gw_mux *mux, struct gw_upstream *u);
 void gw_mux_free(struct gw_mux *mux);
 
 /*
- * One request (a checked ADU) from origin.  Answered through reply, at once
- * (upstream unreachable, queue full) or later.  MBSC_OK or MBSC_ERR_NOMEM.
+ * One request (a checked ADU) from origin, which belongs to group (the
+ * requester's identity: server mode, the master's key; client mode, the
+ * local client itself).  Groups take turns upstream, and so do the
+ * origins of one group; max_queue counts a group's queued requests.
+ * Answered through reply, at once (upstream unreachable, queue full) or
+ * later.  MBSC_OK or MBSC_ERR_NOMEM.
  */
-int gw_mux_submit(struct gw_mux *mux, uint64_t origin, const uint8_t *adu, size_t len,
-                  int64_t now_ns);
+int gw_mux_submit(struct gw_mux *mux, uint64_t origin, uint64_t group, const uint8_t *adu,
+                  size_t len, int64_t now_ns);
 /* The origin is gone: forget its queued requests, drop its answers. */
 void gw_mux_forget(struct gw_mux *mux, uint64_t origin);
 /* Requests of origin queued or in flight. */
@@ -297,7 +342,7 @@ struct gw_secrets {
 int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len);
 void gw_secrets_free(struct gw_secrets *s);
 
-/* ---- small helpers (main.c) ------------------------------------------------ */
+/* ---- clock.c -------------------------------------------------------------- */
 
 int64_t gw_now_ns(void);
 /* Milliseconds from now until at (rounded up, >= 0). */

@@ -6,47 +6,88 @@
  * time, so every master of the gateway shares one connection:
  *
  *  - each request gets a transaction id of the gateway's own on the way
- *    up (a counter that skips ids still in flight), and its answer goes
- *    back to its requester with the requester's id restored; unit ids pass
- *    unchanged;
+ *    up, and its answer goes back to its requester with the requester's
+ *    id restored; unit ids pass unchanged;
  *  - at most max_in_flight requests are upstream at once (default 1);
- *  - the others wait in one queue per requester, served round-robin, so
- *    that a requester that pipelines cannot starve the others; a full
- *    queue answers exception 06 (server device busy);
+ *  - the others wait in one queue per requester (origin); requesters
+ *    belong to groups (server mode: every session of one master key;
+ *    client mode: each local client alone), groups take turns round-robin
+ *    and so do the origins inside a group, so that neither a requester
+ *    that pipelines nor a master that opens many sessions can starve the
+ *    others; a group with max_queue requests queued is answered exception
+ *    06 (server device busy);
  *  - a request not answered within timeout_ms of its arrival is answered
- *    with exception 0B (gateway target device failed to respond); its id
- *    is retired, so a late answer finds no request and is dropped;
+ *    with exception 0B (gateway target device failed to respond);
  *  - when the upstream cannot be reached, queued and new requests are
  *    answered with unreachable_code (0A, gateway path unavailable, in
  *    server mode) until a connection is ready again; requests in flight on
  *    a connection that breaks get 0B (the PLC may or may not have acted);
  *  - an answer that does not fit its request (adu_check.c) is dropped and
  *    logged, never forwarded: its request times out.
+ *
+ * Transaction ids.  An answer is matched to its request by the 16-bit id
+ * alone, so an id must never be given to a new request while an answer to
+ * an earlier one may still come with it: the answer would go to the wrong
+ * requester (one who may not even be allowed to read what it carries).
+ * An id is taken while its request is in flight; when the request times
+ * out, its id stays taken (retired) for as long as the connection lasts,
+ * because a slow device may still answer.  Only a new connection frees
+ * them: no answer sent on an old TCP connection (or mbsc session) can
+ * arrive on a new one.  When every id is taken, the multiplexer makes the
+ * connection again instead of reusing one.  So a late answer finds no
+ * request, for ever; it is counted (late, dropped) and dropped, and logged
+ * at most once per DROP_LOG_INTERVAL_NS with the count of the others.
+ *
+ * Re-entrancy.  reply may call back into the multiplexer: a server-mode
+ * answer to a master whose socket has closed ends its session at once,
+ * and the CLOSED event forgets the origin; a client-mode requester may
+ * submit again.  So nothing here calls reply while it walks its queues,
+ * groups or flight slots: every answer goes to the outbox, and the
+ * outermost call into the multiplexer (the public functions and the
+ * upstream hooks, counted by depth) delivers the outbox just before it
+ * returns, taking each answer off the outbox before its reply runs.  Calls
+ * made from reply see depth > 0: they change queues and the outbox only,
+ * and what they answer is delivered by the same outermost call.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
-#include "conn/sock.h"
 #include "gw.h"
 #include "internal.h"
 
+#define TID_COUNT 65536u
+#define TID_WORDS (TID_COUNT / 64u)
+/* At most one log line about dropped answers per interval; the rest are counted. */
+#define DROP_LOG_INTERVAL_NS ((int64_t)10 * 1000000000)
+
 struct gw_req {
-    uint64_t origin;
+    uint64_t origin, group;
     uint16_t up_tid;
     int64_t due_ns;
     size_t len;
-    uint8_t adu[GW_MAX_ADU]; /* as the requester sent it */
-    struct gw_req *next;     /* in its origin's queue */
+    uint8_t adu[GW_MAX_ADU]; /* as the requester sent it; in the outbox, its answer */
+    struct gw_req *next;     /* in its origin's queue, or in the outbox */
 };
+
+struct gw_group;
 
 /* A requester with queued requests (only those have an entry). */
 struct gw_origin {
     uint64_t id;
+    struct gw_group *group;
     struct gw_req *head, *tail;
     unsigned n;
-    struct gw_origin *next; /* round-robin ring order (a list: head is served next) */
+    struct gw_origin *next; /* its group's round-robin order (head is served next) */
+};
+
+/* A group with queued requests (only those have an entry). */
+struct gw_group {
+    uint64_t id;
+    struct gw_origin *head, *tail;
+    unsigned n;            /* requests queued, all its origins */
+    struct gw_group *next; /* the multiplexer's round-robin order (head is served next) */
 };
 
 struct gw_mux {
@@ -56,9 +97,15 @@ struct gw_mux {
     struct gw_upstream *up;
     struct gw_req **flight; /* cfg.max_in_flight slots */
     unsigned n_flight;
-    struct gw_origin *rr_head, *rr_tail;
+    struct gw_group *rr_head, *rr_tail;
     unsigned n_queued;
+    struct gw_req *out_head, *out_tail; /* answers not delivered yet */
+    unsigned depth;                     /* calls into the multiplexer under way */
     uint16_t next_tid;
+    uint64_t tid_taken[TID_WORDS]; /* on this connection: in flight, or retired */
+    int64_t now_ns;                /* the latest time a caller gave */
+    int64_t drop_log_at;           /* no line about a dropped answer before this */
+    uint64_t drop_unlogged;        /* dropped since the last such line */
     struct gw_mux_stats st;
 };
 
@@ -71,6 +118,8 @@ struct gw_mux *gw_mux_new(const struct gw_mux_config *cfg, gw_reply_fn reply, vo
     m->cfg = *cfg;
     if (m->cfg.max_in_flight == 0)
         m->cfg.max_in_flight = 1;
+    if (m->cfg.max_queue == 0)
+        m->cfg.max_queue = 1;
     m->flight = calloc(m->cfg.max_in_flight, sizeof *m->flight);
     if (m->flight == NULL) {
         free(m);
@@ -79,6 +128,7 @@ struct gw_mux *gw_mux_new(const struct gw_mux_config *cfg, gw_reply_fn reply, vo
     m->reply = reply;
     m->user = user;
     m->next_tid = 1;
+    m->drop_log_at = INT64_MIN;
     return m;
 }
 
@@ -88,6 +138,16 @@ static void req_free(struct gw_req *r)
     free(r);
 }
 
+static void free_list(struct gw_req *r)
+{
+    while (r != NULL) {
+        struct gw_req *next = r->next;
+
+        req_free(r);
+        r = next;
+    }
+}
+
 void gw_mux_free(struct gw_mux *m)
 {
     unsigned i;
@@ -95,20 +155,22 @@ void gw_mux_free(struct gw_mux *m)
     if (m == NULL)
         return;
     while (m->rr_head != NULL) {
-        struct gw_origin *o = m->rr_head;
+        struct gw_group *g = m->rr_head;
 
-        m->rr_head = o->next;
-        while (o->head != NULL) {
-            struct gw_req *r = o->head;
+        m->rr_head = g->next;
+        while (g->head != NULL) {
+            struct gw_origin *o = g->head;
 
-            o->head = r->next;
-            req_free(r);
+            g->head = o->next;
+            free_list(o->head);
+            free(o);
         }
-        free(o);
+        free(g);
     }
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL)
             req_free(m->flight[i]);
+    free_list(m->out_head);
     free(m->flight);
     free(m);
 }
@@ -118,21 +180,89 @@ void gw_mux_attach(struct gw_mux *m, struct gw_upstream *u)
     m->up = u;
 }
 
-/* Answer r's requester with exception code, and free r. */
+static const char *up_name(const struct gw_mux *m)
+{
+    return m->up != NULL ? gw_upstream_name(m->up) : "upstream";
+}
+
+/* ---- the outbox: answers wait here until nothing is being walked ---- */
+
+static void outbox_put(struct gw_mux *m, struct gw_req *r)
+{
+    r->next = NULL;
+    if (m->out_tail != NULL)
+        m->out_tail->next = r;
+    else
+        m->out_head = r;
+    m->out_tail = r;
+}
+
+/* r's answer is exception code (r becomes its answer). */
 static void answer_exception(struct gw_mux *m, struct gw_req *r, uint8_t code)
 {
     uint8_t ex[9];
-    size_t n = gw_exception(r->adu, code, ex);
 
-    m->reply(m->user, r->origin, ex, n);
-    req_free(r);
+    r->len = gw_exception(r->adu, code, ex);
+    memcpy(r->adu, ex, r->len);
+    outbox_put(m, r);
 }
 
-static struct gw_origin *find_origin(const struct gw_mux *m, uint64_t id, struct gw_origin **prev)
+/* r's answer is upstream's adu, with the requester's own transaction id. */
+static void answer_upstream(struct gw_mux *m, struct gw_req *r, const uint8_t *adu, size_t len)
+{
+    memcpy(r->adu + 2, adu + 2, len - 2);
+    r->len = len;
+    outbox_put(m, r);
+}
+
+static void enter(struct gw_mux *m)
+{
+    m->depth++;
+}
+
+/*
+ * The end of a call into the multiplexer.  The outermost one delivers the
+ * outbox, still counted in depth, so that calls reply makes only queue.
+ */
+static void leave(struct gw_mux *m)
+{
+    if (m->depth > 1) {
+        m->depth--;
+        return;
+    }
+    while (m->out_head != NULL) {
+        struct gw_req *r = m->out_head;
+
+        m->out_head = r->next;
+        if (m->out_head == NULL)
+            m->out_tail = NULL;
+        if (r->origin != 0) /* 0: forgotten meanwhile */
+            m->reply(m->user, r->origin, r->adu, r->len);
+        req_free(r);
+    }
+    m->depth--;
+}
+
+/* ---- groups and their origins' queues ---- */
+
+static struct gw_group *find_group(const struct gw_mux *m, uint64_t id, struct gw_group **prev)
+{
+    struct gw_group *g, *p = NULL;
+
+    for (g = m->rr_head; g != NULL; p = g, g = g->next)
+        if (g->id == id)
+            break;
+    if (prev != NULL)
+        *prev = p;
+    return g;
+}
+
+static struct gw_origin *find_in_group(const struct gw_group *g, uint64_t id,
+                                       struct gw_origin **prev)
 {
     struct gw_origin *o, *p = NULL;
 
-    for (o = m->rr_head; o != NULL; p = o, o = o->next)
+    for (o = g->head; o != NULL; p = o, o = o->next)
         if (o->id == id)
             break;
     if (prev != NULL)
@@ -140,19 +270,148 @@ static struct gw_origin *find_origin(const struct gw_mux *m, uint64_t id, struct
     return o;
 }
 
-static void unlink_origin(struct gw_mux *m, struct gw_origin *o, struct gw_origin *prev)
+/* origin's entry, in whichever group holds it. */
+static struct gw_origin *find_origin(const struct gw_mux *m, uint64_t id)
+{
+    struct gw_group *g;
+
+    for (g = m->rr_head; g != NULL; g = g->next) {
+        struct gw_origin *o = find_in_group(g, id, NULL);
+
+        if (o != NULL)
+            return o;
+    }
+    return NULL;
+}
+
+static void unlink_group(struct gw_mux *m, struct gw_group *g, struct gw_group *prev)
+{
+    if (prev != NULL)
+        prev->next = g->next;
+    else
+        m->rr_head = g->next;
+    if (m->rr_tail == g)
+        m->rr_tail = prev;
+    g->next = NULL;
+}
+
+static void unlink_origin(struct gw_group *g, struct gw_origin *o, struct gw_origin *prev)
 {
     if (prev != NULL)
         prev->next = o->next;
     else
-        m->rr_head = o->next;
-    if (m->rr_tail == o)
-        m->rr_tail = prev;
+        g->head = o->next;
+    if (g->tail == o)
+        g->tail = prev;
+    o->next = NULL;
+}
+
+static void append_group(struct gw_mux *m, struct gw_group *g)
+{
+    if (m->rr_tail != NULL)
+        m->rr_tail->next = g;
+    else
+        m->rr_head = g;
+    m->rr_tail = g;
+}
+
+static void append_origin(struct gw_group *g, struct gw_origin *o)
+{
+    if (g->tail != NULL)
+        g->tail->next = o;
+    else
+        g->head = o;
+    g->tail = o;
+}
+
+/*
+ * The queue of r's origin, made if needed.  first: the group and the
+ * origin are served next (a request put back because the upstream had no
+ * room keeps its turn); otherwise a new group or origin waits its turn at
+ * the back.  NULL when out of memory.
+ */
+static struct gw_origin *queue_of(struct gw_mux *m, const struct gw_req *r, int first)
+{
+    struct gw_group *gp = NULL, *g = find_group(m, r->group, &gp);
+    struct gw_origin *op = NULL, *o = g != NULL ? find_in_group(g, r->origin, &op) : NULL;
+    int new_group = 0;
+
+    if (g == NULL) {
+        g = calloc(1, sizeof *g);
+        if (g == NULL)
+            return NULL;
+        g->id = r->group;
+        gp = m->rr_tail;
+        append_group(m, g);
+        new_group = 1;
+    }
+    if (o == NULL) {
+        o = calloc(1, sizeof *o);
+        if (o == NULL) {
+            if (new_group) {
+                unlink_group(m, g, gp);
+                free(g);
+            }
+            return NULL;
+        }
+        o->id = r->origin;
+        o->group = g;
+        op = g->tail;
+        append_origin(g, o);
+    }
+    if (first) {
+        unlink_group(m, g, gp);
+        g->next = m->rr_head;
+        m->rr_head = g;
+        if (m->rr_tail == NULL)
+            m->rr_tail = g;
+        unlink_origin(g, o, op);
+        o->next = g->head;
+        g->head = o;
+        if (g->tail == NULL)
+            g->tail = o;
+    }
+    return o;
+}
+
+static void queue_add(struct gw_mux *m, struct gw_origin *o, struct gw_req *r, int first)
+{
+    if (first) {
+        r->next = o->head;
+        o->head = r;
+        if (o->tail == NULL)
+            o->tail = r;
+    } else {
+        r->next = NULL;
+        if (o->tail != NULL)
+            o->tail->next = r;
+        else
+            o->head = r;
+        o->tail = r;
+    }
+    o->n++;
+    o->group->n++;
+    m->n_queued++;
+}
+
+/* Take o's first request off its queue (the entries stay, maybe empty). */
+static struct gw_req *queue_take(struct gw_mux *m, struct gw_origin *o)
+{
+    struct gw_req *r = o->head;
+
+    o->head = r->next;
+    if (o->head == NULL)
+        o->tail = NULL;
+    o->n--;
+    o->group->n--;
+    m->n_queued--;
+    r->next = NULL;
+    return r;
 }
 
 unsigned gw_mux_pending(const struct gw_mux *m, uint64_t origin)
 {
-    const struct gw_origin *o = find_origin(m, origin, NULL);
+    const struct gw_origin *o = find_origin(m, origin);
     unsigned n = o != NULL ? o->n : 0, i;
 
     for (i = 0; i < m->cfg.max_in_flight; i++)
@@ -170,84 +429,81 @@ unsigned gw_mux_total(const struct gw_mux *m)
 static void fail_queued(struct gw_mux *m, uint8_t code)
 {
     while (m->rr_head != NULL) {
-        struct gw_origin *o = m->rr_head;
+        struct gw_group *g = m->rr_head;
 
-        m->rr_head = o->next;
-        while (o->head != NULL) {
-            struct gw_req *r = o->head;
+        m->rr_head = g->next;
+        while (g->head != NULL) {
+            struct gw_origin *o = g->head;
 
-            o->head = r->next;
-            m->n_queued--;
-            m->st.unreachable++;
-            answer_exception(m, r, code);
+            g->head = o->next;
+            while (o->head != NULL) {
+                m->st.unreachable++;
+                answer_exception(m, queue_take(m, o), code);
+            }
+            free(o);
         }
-        free(o);
+        free(g);
     }
     m->rr_tail = NULL;
 }
 
-static int tid_in_flight(const struct gw_mux *m, uint16_t tid)
-{
-    unsigned i;
-
-    for (i = 0; i < m->cfg.max_in_flight; i++)
-        if (m->flight[i] != NULL && m->flight[i]->up_tid == tid)
-            return 1;
-    return 0;
-}
-
-/* Take the next request round-robin: the head origin's first, then it goes to the back. */
+/*
+ * The next request round-robin: the head group's head origin's first; the
+ * origin then goes to the back of its group, the group to the back of the
+ * ring (each only while it has requests queued).
+ */
 static struct gw_req *pop_next(struct gw_mux *m)
 {
-    struct gw_origin *o = m->rr_head;
-    struct gw_req *r;
+    struct gw_group *g = m->rr_head;
+    struct gw_origin *o = g->head;
+    struct gw_req *r = queue_take(m, o);
 
-    if (o == NULL)
-        return NULL;
-    r = o->head;
-    o->head = r->next;
-    if (o->head == NULL)
-        o->tail = NULL;
-    o->n--;
-    m->n_queued--;
-    m->rr_head = o->next;
-    if (m->rr_tail == o)
-        m->rr_tail = NULL;
-    o->next = NULL;
-    if (o->n == 0) {
+    unlink_origin(g, o, NULL);
+    if (o->n > 0)
+        append_origin(g, o);
+    else
         free(o);
-    } else if (m->rr_tail != NULL) {
-        m->rr_tail->next = o;
-        m->rr_tail = o;
-    } else {
-        m->rr_head = m->rr_tail = o;
-    }
-    r->next = NULL;
+    unlink_group(m, g, NULL);
+    if (g->n > 0)
+        append_group(m, g);
+    else
+        free(g);
     return r;
 }
 
-/* Put r back at the front of its origin's queue (the upstream had no room). */
-static int push_front(struct gw_mux *m, struct gw_req *r)
-{
-    struct gw_origin *o = find_origin(m, r->origin, NULL);
+/* ---- transaction ids ---- */
 
-    if (o == NULL) {
-        o = calloc(1, sizeof *o);
-        if (o == NULL)
-            return -1;
-        o->id = r->origin;
-        o->next = m->rr_head;
-        m->rr_head = o;
-        if (m->rr_tail == NULL)
-            m->rr_tail = o;
+static int tid_is_taken(const struct gw_mux *m, unsigned tid)
+{
+    return (int)((m->tid_taken[tid / 64] >> (tid % 64)) & 1u);
+}
+
+static void tid_release(struct gw_mux *m, unsigned tid)
+{
+    m->tid_taken[tid / 64] &= ~((uint64_t)1 << (tid % 64));
+}
+
+/* The first id not taken from next_tid on, now taken; -1 if every id is. */
+static long tid_take(struct gw_mux *m)
+{
+    unsigned i = 0;
+
+    while (i < TID_COUNT) {
+        unsigned tid = (m->next_tid + i) & 0xFFFFu;
+        uint64_t w = m->tid_taken[tid / 64];
+
+        if (w == UINT64_MAX) {
+            i += 64 - tid % 64; /* the rest of a full word */
+            continue;
+        }
+        if (!((w >> (tid % 64)) & 1u)) {
+            m->tid_taken[tid / 64] = w | (uint64_t)1 << (tid % 64);
+            m->next_tid = (uint16_t)(tid + 1);
+            return (long)tid;
+        }
+        i++;
     }
-    r->next = o->head;
-    o->head = r;
-    if (o->tail == NULL)
-        o->tail = r;
-    o->n++;
-    m->n_queued++;
-    return 0;
+    return -1;
 }
 
 /* Send queued requests while there is a free slot and the upstream takes them. */
@@ -255,25 +511,40 @@ static void pump(struct gw_mux *m)
 {
     while (m->up != NULL && gw_upstream_state(m->up) == GW_UP_READY &&
            m->n_flight < m->cfg.max_in_flight && m->n_queued > 0) {
-        struct gw_req *r = pop_next(m);
         uint8_t out[GW_MAX_ADU];
+        struct gw_req *r;
         unsigned slot;
+        long tid = tid_take(m);
         int rc;
 
+        if (tid < 0) {
+            /* Reusing an id could hand a late answer to the wrong master. */
+            gw_log(GW_WARN,
+                   "every transaction id to %s is in flight or retired after a timeout: "
+                   "connecting again, since no late answer can arrive on a new connection",
+                   up_name(m));
+            gw_upstream_reset(m->up, "transaction ids used up by requests that timed out");
+            return;
+        }
+        r = pop_next(m);
         for (slot = 0; m->flight[slot] != NULL; slot++) {
         }
-        do {
-            r->up_tid = m->next_tid++;
-        } while (tid_in_flight(m, r->up_tid));
+        r->up_tid = (uint16_t)tid;
         memcpy(out, r->adu, r->len);
         mbsc_store16_be(out, r->up_tid);
         m->flight[slot] = r;
         m->n_flight++;
         rc = gw_upstream_send(m->up, out, r->len);
         if (rc == MBSC_ERR_WOULD_BLOCK && m->flight[slot] == r) {
+            struct gw_origin *o;
+
             m->flight[slot] = NULL;
             m->n_flight--;
-            if (push_front(m, r) != 0)
+            tid_release(m, r->up_tid); /* it never left */
+            o = queue_of(m, r, 1);
+            if (o != NULL)
+                queue_add(m, o, r, 1);
+            else
                 answer_exception(m, r, GW_EXC_BUSY);
             return;
         }
@@ -282,78 +553,107 @@ static void pump(struct gw_mux *m)
     }
 }
 
-int gw_mux_submit(struct gw_mux *m, uint64_t origin, const uint8_t *adu, size_t len, int64_t now_ns)
+int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8_t *adu, size_t len,
+                  int64_t now_ns)
 {
+    struct gw_group *g;
     struct gw_origin *o;
     struct gw_req *r;
 
-    if (len > GW_MAX_ADU)
+    if (len > GW_MAX_ADU || len < GW_MBAP + 1)
         return MBSC_ERR_INVALID_ARG;
     r = calloc(1, sizeof *r);
     if (r == NULL)
         return MBSC_ERR_NOMEM;
+    enter(m);
+    m->now_ns = now_ns;
     r->origin = origin;
+    r->group = group;
     r->len = len;
     memcpy(r->adu, adu, len);
     r->due_ns = now_ns + (int64_t)m->cfg.timeout_ms * 1000000;
+    g = find_group(m, group, NULL);
     if (m->up == NULL || gw_upstream_state(m->up) == GW_UP_BACKOFF) {
         m->st.unreachable++;
         answer_exception(m, r, m->cfg.unreachable_code);
-        return MBSC_OK;
-    }
-    o = find_origin(m, origin, NULL);
-    if (o != NULL && o->n >= m->cfg.max_queue) {
+    } else if (g != NULL && g->n >= m->cfg.max_queue) {
         m->st.busy++;
         answer_exception(m, r, GW_EXC_BUSY);
-        return MBSC_OK;
+    } else if ((o = queue_of(m, r, 0)) == NULL) {
+        req_free(r);
+        leave(m);
+        return MBSC_ERR_NOMEM;
+    } else {
+        queue_add(m, o, r, 0);
+        pump(m);
     }
-    if (o == NULL) {
-        o = calloc(1, sizeof *o);
-        if (o == NULL) {
-            req_free(r);
-            return MBSC_ERR_NOMEM;
-        }
-        o->id = origin;
-        if (m->rr_tail != NULL)
-            m->rr_tail->next = o;
-        else
-            m->rr_head = o;
-        m->rr_tail = o;
-    }
-    if (o->tail != NULL)
-        o->tail->next = r;
-    else
-        o->head = r;
-    o->tail = r;
-    o->n++;
-    m->n_queued++;
-    pump(m);
+    leave(m);
     return MBSC_OK;
 }
 
 void gw_mux_forget(struct gw_mux *m, uint64_t origin)
 {
-    struct gw_origin *prev, *o = find_origin(m, origin, &prev);
+    struct gw_group *g, *gp = NULL;
+    struct gw_req *r;
     unsigned i;
 
-    if (o != NULL) {
-        unlink_origin(m, o, prev);
-        while (o->head != NULL) {
-            struct gw_req *r = o->head;
+    enter(m);
+    for (g = m->rr_head; g != NULL; gp = g, g = g->next) {
+        struct gw_origin *op, *o = find_in_group(g, origin, &op);
 
-            o->head = r->next;
-            m->n_queued--;
-            req_free(r);
-        }
+        if (o == NULL)
+            continue;
+        unlink_origin(g, o, op);
+        while (o->head != NULL)
+            req_free(queue_take(m, o));
         free(o);
+        if (g->n == 0) {
+            unlink_group(m, g, gp);
+            free(g);
+        }
+        break;
     }
     /* In flight: the answer will come; with origin 0 it goes nowhere. */
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL && m->flight[i]->origin == origin)
             m->flight[i]->origin = 0;
+    for (r = m->out_head; r != NULL; r = r->next)
+        if (r->origin == origin)
+            r->origin = 0;
+    leave(m);
 }
 
 /* ---- upstream hooks ---- */
+
+/* An answer that goes to nobody: counted, and logged at most once per interval. */
+static void drop_answer(struct gw_mux *m, uint16_t tid, int late)
+{
+    m->st.dropped++;
+    if (late)
+        m->st.late++;
+    if (m->now_ns < m->drop_log_at) {
+        m->drop_unlogged++;
+        return;
+    }
+    gw_log(GW_WARN, "dropped an answer from %s with transaction id %u: %s", up_name(m), tid,
+           late ? "it came after its request's timeout (the id is not used again on this "
+                  "connection)"
+                : "no request was sent with that id");
+    m->drop_log_at = m->now_ns + DROP_LOG_INTERVAL_NS;
+}
+
+/* The line that counts the dropped answers not logged one by one. */
+static void log_unlogged_drops(struct gw_mux *m)
+{
+    if (m->drop_unlogged == 0 || m->now_ns < m->drop_log_at)
+        return;
+    gw_log(GW_WARN,
+           "dropped %llu more answers from %s that no request waited for (late, or never "
+           "asked); the status counts them",
+           (unsigned long long)m->drop_unlogged, up_name(m));
+    m->drop_unlogged = 0;
+    m->drop_log_at = m->now_ns + DROP_LOG_INTERVAL_NS;
+}
 
 static void on_answer(void *user, const uint8_t *adu, size_t len)
 {
@@ -363,46 +663,44 @@ static void on_answer(void *user, const uint8_t *adu, size_t len)
     const char *bad;
     unsigned i;
 
+    enter(m);
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL && m->flight[i]->up_tid == tid)
             break;
     if (i == m->cfg.max_in_flight) {
-        m->st.dropped++;
-        gw_log(GW_WARN,
-               "dropped an answer from %s with transaction id %u: no request waits "
-               "for it (late, after its timeout, or never asked)",
-               gw_upstream_name(m->up), tid);
+        drop_answer(m, tid, tid_is_taken(m, tid));
+        leave(m);
         return;
     }
     r = m->flight[i];
     bad = gw_check_answer(r->adu, r->len, adu, len);
     if (bad != NULL) {
         m->st.dropped++;
-        gw_log(GW_WARN, "dropped a malformed answer from %s to function 0x%02x: %s",
-               gw_upstream_name(m->up), r->adu[GW_MBAP], bad);
+        gw_log(GW_WARN, "dropped a malformed answer from %s to function 0x%02x: %s", up_name(m),
+               r->adu[GW_MBAP], bad);
+        leave(m);
         return; /* the request times out */
     }
     m->flight[i] = NULL;
     m->n_flight--;
+    tid_release(m, tid);
     m->st.answered++;
-    if (r->origin != 0) {
-        uint8_t out[GW_MAX_ADU];
-
-        memcpy(out, adu, len);
-        memcpy(out, r->adu, 2); /* the requester's own transaction id */
-        m->reply(m->user, r->origin, out, len);
-        sodium_memzero(out, sizeof out);
-    }
-    req_free(r);
+    if (r->origin != 0)
+        answer_upstream(m, r, adu, len);
+    else
+        req_free(r);
     pump(m);
+    leave(m);
 }
 
 static void on_up(void *user)
 {
     struct gw_mux *m = user;
 
-    gw_log(GW_INFO, "upstream %s connected", gw_upstream_name(m->up));
+    enter(m);
+    gw_log(GW_INFO, "upstream %s connected", up_name(m));
     pump(m);
+    leave(m);
 }
 
 static void on_down(void *user, int was_ready, const char *why)
@@ -410,6 +708,7 @@ static void on_down(void *user, int was_ready, const char *why)
     struct gw_mux *m = user;
     unsigned i;
 
+    enter(m);
     for (i = 0; i < m->cfg.max_in_flight; i++) {
         struct gw_req *r = m->flight[i];
 
@@ -423,12 +722,15 @@ static void on_down(void *user, int was_ready, const char *why)
         else
             req_free(r);
     }
+    /* Nothing sent on the connection that ended can be answered on the next one. */
+    memset(m->tid_taken, 0, sizeof m->tid_taken);
     if (was_ready) {
-        gw_log(GW_WARN, "upstream %s lost: %s; reconnecting", gw_upstream_name(m->up), why);
+        gw_log(GW_WARN, "upstream %s lost: %s; reconnecting", up_name(m), why);
     } else {
-        gw_log(GW_WARN, "upstream %s unreachable: %s", gw_upstream_name(m->up), why);
+        gw_log(GW_WARN, "upstream %s unreachable: %s", up_name(m), why);
         fail_queued(m, m->cfg.unreachable_code);
     }
+    leave(m);
 }
 
 struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
@@ -444,62 +746,83 @@ struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
 
 /* ---- time ---- */
 
+/* Queued requests of every origin that are due get 0B; emptied entries go. */
+static void expire_queued(struct gw_mux *m, int64_t now_ns)
+{
+    struct gw_group *g, *gp = NULL, *gnext;
+
+    for (g = m->rr_head; g != NULL; g = gnext) {
+        struct gw_origin *o, *op = NULL, *onext;
+
+        gnext = g->next;
+        for (o = g->head; o != NULL; o = onext) {
+            onext = o->next;
+            /* An origin's requests keep their order: only its head can be due first. */
+            while (o->head != NULL && now_ns >= o->head->due_ns) {
+                m->st.timed_out++;
+                answer_exception(m, queue_take(m, o), GW_EXC_TARGET_FAILED);
+            }
+            if (o->n == 0) {
+                unlink_origin(g, o, op);
+                free(o);
+            } else {
+                op = o;
+            }
+        }
+        if (g->n == 0) {
+            unlink_group(m, g, gp);
+            free(g);
+        } else {
+            gp = g;
+        }
+    }
+}
+
 void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
 {
-    struct gw_origin *o, *prev = NULL, *next;
     unsigned i;
 
+    enter(m);
+    m->now_ns = now_ns;
     for (i = 0; i < m->cfg.max_in_flight; i++) {
         struct gw_req *r = m->flight[i];
 
         if (r == NULL || now_ns < r->due_ns)
             continue;
+        /* Its id stays taken: the answer may still come, on this connection. */
         m->flight[i] = NULL;
         m->n_flight--;
         m->st.timed_out++;
         gw_log(GW_WARN, "no answer from %s within %u ms to function 0x%02x: exception 0x0B",
-               m->up != NULL ? gw_upstream_name(m->up) : "upstream", m->cfg.timeout_ms,
-               r->adu[GW_MBAP]);
+               up_name(m), m->cfg.timeout_ms, r->adu[GW_MBAP]);
         if (r->origin != 0)
             answer_exception(m, r, GW_EXC_TARGET_FAILED);
         else
             req_free(r);
     }
-    /* Queued requests keep their order, so only each queue's head can be due first. */
-    for (o = m->rr_head; o != NULL; o = next) {
-        next = o->next;
-        while (o->head != NULL && now_ns >= o->head->due_ns) {
-            struct gw_req *r = o->head;
-
-            o->head = r->next;
-            if (o->head == NULL)
-                o->tail = NULL;
-            o->n--;
-            m->n_queued--;
-            m->st.timed_out++;
-            answer_exception(m, r, GW_EXC_TARGET_FAILED);
-        }
-        if (o->n == 0) {
-            unlink_origin(m, o, prev);
-            free(o);
-        } else {
-            prev = o;
-        }
-    }
+    expire_queued(m, now_ns);
+    log_unlogged_drops(m);
     pump(m);
+    leave(m);
 }
 
 int gw_mux_timeout(const struct gw_mux *m, int64_t now_ns)
 {
-    const struct gw_origin *o;
+    const struct gw_group *g;
     int t = -1;
     unsigned i;
 
     for (i = 0; i < m->cfg.max_in_flight; i++)
         if (m->flight[i] != NULL)
             t = gw_min_timeout(t, gw_ms_until(m->flight[i]->due_ns, now_ns));
-    for (o = m->rr_head; o != NULL; o = o->next)
-        t = gw_min_timeout(t, gw_ms_until(o->head->due_ns, now_ns));
+    for (g = m->rr_head; g != NULL; g = g->next) {
+        const struct gw_origin *o;
+
+        for (o = g->head; o != NULL; o = o->next)
+            t = gw_min_timeout(t, gw_ms_until(o->head->due_ns, now_ns));
+    }
+    if (m->drop_unlogged > 0)
+        t = gw_min_timeout(t, gw_ms_until(m->drop_log_at, now_ns));
     return t;
 }
 

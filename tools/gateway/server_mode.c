@@ -9,16 +9,28 @@
  * sees it), then the multiplexer (mux.c) to the PLC.  The role is the one
  * the allow-list gave at the last (re)load (mbsc_server_apply_allowlist),
  * so a changed role applies to the master's next request.
+ *
+ * An answer can end a session: mbsc_server_reply() to a master whose
+ * socket has closed reports CLOSED at once, and on_event() then forgets
+ * the master in the multiplexer and in the masters array (whose last
+ * entry takes its place).  That is safe because the multiplexer delivers
+ * answers only when it walks nothing of its own (mux.c), the library
+ * frees a closed connection only at the end of its step, and no code here
+ * keeps a pointer into the masters array across a reply, a close or a
+ * call into the multiplexer.
  */
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <sodium.h>
+
 #include "gw.h"
 
 struct master {
     mbsc_server_conn_id id;
+    uint64_t group; /* the multiplexer's share: one per master key (group_of) */
     char name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char role[MBSC_ALLOWLIST_NAME_MAX + 1]; /* "" for none */
     char address[MBSC_ADDRSTRLEN];
@@ -39,6 +51,7 @@ struct gw_server {
     size_t n_masters, cap_masters;
     int draining;
     struct gw_control *control; /* --control, or NULL */
+    uint8_t group_key[crypto_shorthash_KEYBYTES];
 };
 
 static struct master *find_master(struct gw_server *g, mbsc_server_conn_id id)
@@ -106,8 +119,28 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
     }
     gw_log(GW_DEBUG, "master %s: function 0x%02x address %u unit %u", m->name, p[GW_MBAP],
            gw_first_address(p, len), p[6]);
-    if (gw_mux_submit(g->mux, ci->id, p, len, gw_now_ns()) != MBSC_OK)
+    if (gw_mux_submit(g->mux, ci->id, m->group, p, len, gw_now_ns()) != MBSC_OK)
         answer_exception(g, ci->id, p, GW_EXC_BUSY);
+}
+
+/*
+ * The multiplexer shares the PLC among master keys, not connections: every
+ * session of one key is in one group.  A keyed hash (a key of this process
+ * only) reduces the key to 64 bits, so that no master can choose a key
+ * whose group is another master's.
+ */
+static uint64_t group_of(const struct gw_server *g, mbsc_server_conn_id id)
+{
+    uint8_t key[MBSC_KEY_BYTES], h[crypto_shorthash_BYTES];
+    uint64_t group = 0;
+    size_t i;
+
+    if (mbsc_server_conn_public_key(g->srv, id, key) != MBSC_OK)
+        return id; /* cannot happen for a confirmed session: then a group of its own */
+    crypto_shorthash(h, key, sizeof key, g->group_key);
+    for (i = 0; i < sizeof h; i++)
+        group = group << 8 | h[i];
+    return group;
 }
 
 static void add_master(struct gw_server *g, const struct mbsc_server_conn_info *ci)
@@ -128,6 +161,7 @@ static void add_master(struct gw_server *g, const struct mbsc_server_conn_info *
     m = &g->masters[g->n_masters++];
     memset(m, 0, sizeof *m);
     m->id = ci->id;
+    m->group = group_of(g, ci->id);
     snprintf(m->name, sizeof m->name, "%s", ci->peer_name != NULL ? ci->peer_name : "?");
     snprintf(m->role, sizeof m->role, "%s", ci->peer_role != NULL ? ci->peer_role : "");
     snprintf(m->address, sizeof m->address, "%s", ci->peer_address);
@@ -266,12 +300,14 @@ static void status_write(void *user, FILE *out)
     gw_mux_get_stats(g->mux, &ms);
     fprintf(out,
             "upstream %s %s (%llu connections), %zu masters; forwarded %llu, answered "
-            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu\n",
+            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu "
+            "(late %llu)\n",
             gw_upstream_name(g->up), up_state_name(gw_upstream_state(g->up)),
             (unsigned long long)gw_upstream_connects(g->up), g->n_masters,
             (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
             (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-            (unsigned long long)ms.busy, (unsigned long long)ms.dropped);
+            (unsigned long long)ms.busy, (unsigned long long)ms.dropped,
+            (unsigned long long)ms.late);
     for (i = 0; i < g->n_masters; i++) {
         const struct master *m = &g->masters[i];
         char since[32];
@@ -294,13 +330,15 @@ static int run(struct gw_server *g)
     int64_t drain_until = 0;
 
     for (;;) {
-        struct pollfd pfd[4];
+        struct pollfd pfd[3 + GW_CONTROL_FDS];
         int64_t now = gw_now_ns();
         int t = gw_min_timeout(mbsc_server_next_timeout(g->srv), gw_mux_timeout(g->mux, now));
         int up_fd = gw_upstream_fd(g->up), sfd = mbsc_server_fd(g->srv);
+        size_t n_ctl;
         unsigned sig;
 
         t = gw_min_timeout(t, gw_upstream_timeout(g->up, now));
+        t = gw_min_timeout(t, gw_control_timeout(g->control, now));
         if (g->draining)
             t = gw_min_timeout(t, gw_ms_until(drain_until, now));
         if (sfd < 0)
@@ -311,18 +349,20 @@ static int run(struct gw_server *g)
         pfd[1].events = POLLIN;
         pfd[2].fd = up_fd;
         pfd[2].events = gw_upstream_events(g->up);
-        pfd[3].fd = gw_control_fd(g->control);
-        pfd[3].events = POLLIN;
-        pfd[0].revents = pfd[1].revents = pfd[2].revents = pfd[3].revents = 0;
-        if (poll(pfd, 4, t) < 0)
-            pfd[0].revents = pfd[1].revents = pfd[2].revents = pfd[3].revents = 0;
+        pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
+        n_ctl = gw_control_pollfds(g->control, pfd + 3);
+        if (poll(pfd, (nfds_t)(3 + n_ctl), t) < 0) {
+            size_t i;
+
+            for (i = 0; i < 3 + n_ctl; i++)
+                pfd[i].revents = 0;
+        }
         sig = gw_signals_take();
         if (sig & GW_SIG_RELOAD)
             reload(g);
         if (sig & GW_SIG_STATUS)
             gw_status_log(status_write, g);
-        if (pfd[3].revents & POLLIN)
-            gw_control_serve(g->control, status_write, g);
+        gw_control_io(g->control, pfd + 3, n_ctl, status_write, g, gw_now_ns());
         if ((sig & GW_SIG_STOP) && !g->draining) {
             g->draining = 1;
             drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;
@@ -358,6 +398,7 @@ int gw_server_mode(const struct gw_options *o)
 
     memset(&g, 0, sizeof g);
     g.o = o;
+    crypto_shorthash_keygen(g.group_key);
     if (gw_secrets_load(&g.cur, o, why, sizeof why) != 0) {
         gw_log(GW_ERR, "%s", why);
         return GW_EX_FAILURE;
@@ -415,5 +456,6 @@ out:
     free(g.masters);
     free_retired(&g, 1);
     gw_secrets_free(&g.cur);
+    sodium_memzero(g.group_key, sizeof g.group_key);
     return rc;
 }
