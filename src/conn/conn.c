@@ -25,7 +25,7 @@
 #include "internal.h"
 #include "link/link.h"
 #include "mbsc/conn.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 struct mbsc_conn {
     int fd;

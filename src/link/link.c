@@ -14,7 +14,7 @@
  */
 #include <poll.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "internal.h"
 #include "link/link.h"
 

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "internal.h"
 #include "link/link.h"
 #include "mbsc/conn.h"

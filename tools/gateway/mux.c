@@ -28,7 +28,7 @@
 
 #include <sodium.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "gw.h"
 #include "internal.h"
 

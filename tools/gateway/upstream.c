@@ -27,7 +27,7 @@
 
 #include <sodium.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "gw.h"
 #include "link/link.h"
 

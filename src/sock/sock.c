@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * sock.c - TCP sockets for the connection layer: connect with a deadline,
- * listen, accept, non-blocking send and receive, poll with a deadline.
+ * sock.c - TCP sockets: connect with a deadline, listen, accept,
+ * non-blocking send and receive, poll with a deadline, close.
  *
  * _GNU_SOURCE: glibc hides accept4() under the build's _POSIX_C_SOURCE.
  * accept4() and socket() with SOCK_NONBLOCK | SOCK_CLOEXEC (Linux and BSD
@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -23,44 +22,10 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "sock.h"
-
-/* --- Deadlines ----------------------------------------------------------- */
-
-int64_t mbsc_monotonic_ns(void)
-{
-    struct timespec ts;
-
-    /* CLOCK_MONOTONIC cannot fail with a valid pointer on POSIX systems. */
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
-}
-
-void mbsc_deadline_start(mbsc_deadline *d, int timeout_ms)
-{
-    d->never = timeout_ms < 0;
-    d->at_ns = d->never ? 0 : mbsc_monotonic_ns() + (int64_t)timeout_ms * 1000000;
-}
-
-int mbsc_deadline_poll_ms(const mbsc_deadline *d)
-{
-    int64_t left;
-
-    if (d->never)
-        return -1;
-    left = d->at_ns - mbsc_monotonic_ns();
-    if (left <= 0)
-        return 0;
-    /* Round up: rounding down would spin on poll(0) in the last millisecond. */
-    left = (left + 999999) / 1000000;
-    return left > INT_MAX ? INT_MAX : (int)left;
-}
-
-/* --- Messages ------------------------------------------------------------ */
+#include "sock/sock.h"
 
 /* --- Descriptors ---------------------------------------------------------- */
 

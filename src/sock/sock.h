@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * sock.h - socket, address and deadline helpers of the connection layer.
+ * sock.h - the socket layer: deadlines, addresses, TCP sockets.
  *
- * Internal to the library: src/conn/, and the libmodbus adapter
- * (src/modbus/), which moves bytes on its TCP sockets and its socketpair
- * with the same clock, send, receive and close helpers.  Every function
- * here returns an mbsc error code and describes failures in `why` (one
- * line naming the address and the cause), so that conn.c never has to look
- * at errno.  Sockets made here are non-blocking, close-on-exec, below
- * FD_SETSIZE and have TCP_NODELAY.
+ * Internal to the library, and its lowest networking layer: the link
+ * (src/link/), the connection (src/conn/), the server (src/server/) and the
+ * libmodbus adapter (src/modbus/) all move bytes and keep time with these
+ * helpers, and nothing here knows about sessions, links or connections,
+ * so that every layer above can use it without a ring.  Every function
+ * returns an mbsc error code and describes failures in `why` (one line
+ * naming the address and the cause), so that no caller has to look at
+ * errno.  Sockets made here are non-blocking, close-on-exec and have
+ * TCP_NODELAY; the blocking connect, listen and accept keep them below
+ * FD_SETSIZE (libmodbus 3.1.6 select()s on them).
+ *
+ *   deadline.c     CLOCK_MONOTONIC and deadlines;
+ *   addr.c         "HOST:PORT" parsing, resolving and formatting;
+ *   sock.c         connect, listen and accept with a deadline, send, recv,
+ *                  poll one descriptor, close.
  */
-#ifndef MBSC_CONN_SOCK_H
-#define MBSC_CONN_SOCK_H
+#ifndef MBSC_SOCK_H
+#define MBSC_SOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +29,7 @@
 
 struct addrinfo;
 
-/* --- Deadlines (CLOCK_MONOTONIC: immune to wall-clock steps) ------------- */
+/* --- Deadlines (deadline.c; CLOCK_MONOTONIC: immune to wall-clock steps) -- */
 
 typedef struct mbsc_deadline {
     int64_t at_ns; /* monotonic time at which it expires */
@@ -36,8 +44,6 @@ void mbsc_deadline_start(mbsc_deadline *d, int timeout_ms);
 
 /* Milliseconds left, rounded up, for poll(): -1 if never, 0 once expired. */
 int mbsc_deadline_poll_ms(const mbsc_deadline *d);
-
-/* --- Messages ------------------------------------------------------------ */
 
 /* --- Addresses (addr.c) -------------------------------------------------- */
 
@@ -116,4 +122,4 @@ void mbsc_sock_close(int fd);
  */
 int mbsc_sock_fd_error(int e, int otherwise);
 
-#endif /* MBSC_CONN_SOCK_H */
+#endif /* MBSC_SOCK_H */
