@@ -19,7 +19,7 @@
 
 #include "sock/sock.h"
 #include "internal.h"
-#include "link/link.h"
+#include "mbsc/link.h"
 #include "mbsc/conn.h"
 #include "mbsc/server.h"
 

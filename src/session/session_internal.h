@@ -25,6 +25,14 @@ struct mbsc_config {
     size_t max_payload; /* largest transport payload a session buffers */
 };
 
+/*
+ * Payloads received whole and not yet taken: the opened one and the whole
+ * frames buffered behind it (0 when none is opened: then every whole frame
+ * has been).  For the drivers' "do not wait while this is not 0" rule
+ * (mbsc_link_pending, mbsc_conn_pending).
+ */
+size_t mbsc_session_pending_payloads(const mbsc_session *s);
+
 /* Bytes of one session whose payloads are at most max_payload bytes (session.c). */
 size_t mbsc_session_footprint_for(size_t max_payload);
 

@@ -346,3 +346,25 @@ int mbsc_sock_recv(int fd, uint8_t *buf, size_t cap, size_t *got, int *os_err)
         return MBSC_ERR_WOULD_BLOCK;
     return peer_gone(errno) ? MBSC_ERR_PEER_CLOSED : MBSC_ERR_IO;
 }
+
+int mbsc_sock_failed(int fd, int *os_err)
+{
+    struct pollfd pfd;
+    socklen_t len = sizeof *os_err;
+
+    *os_err = 0;
+    pfd.fd = fd;
+    pfd.events = 0; /* POLLERR and POLLHUP are reported whatever is asked */
+    pfd.revents = 0;
+    if (poll(&pfd, 1, 0) <= 0 || (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0)
+        return MBSC_OK;
+    if (pfd.revents & POLLNVAL) {
+        *os_err = EBADF;
+        return MBSC_ERR_IO;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, os_err, &len) != 0)
+        *os_err = errno;
+    if (*os_err == 0)
+        return MBSC_ERR_PEER_CLOSED; /* hung up without an error */
+    return peer_gone(*os_err) ? MBSC_ERR_PEER_CLOSED : MBSC_ERR_IO;
+}

@@ -112,6 +112,14 @@ int mbsc_sock_send(int fd, const uint8_t *buf, size_t len, size_t *sent, int *os
  */
 int mbsc_sock_recv(int fd, uint8_t *buf, size_t cap, size_t *got, int *os_err);
 
+/*
+ * Whether socket fd has failed or hung up, without reading from it (for a
+ * reader that must not take bytes now): MBSC_OK if neither, else
+ * MBSC_ERR_PEER_CLOSED (reset, or hung up: *os_err 0) or MBSC_ERR_IO, with
+ * *os_err = the pending error (SO_ERROR), which this clears.
+ */
+int mbsc_sock_failed(int fd, int *os_err);
+
 /* close() that keeps the caller's errno (for cleanup paths); fd < 0 is ignored. */
 void mbsc_sock_close(int fd);
 

@@ -29,7 +29,7 @@
 
 #include "sock/sock.h"
 #include "gw.h"
-#include "link/link.h"
+#include "mbsc/link.h"
 
 #define GW_BACKOFF_MIN_MS 100u
 /* Plain output: a few answers' worth; the multiplexer keeps N <= this / 260 in flight. */
