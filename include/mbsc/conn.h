@@ -21,8 +21,14 @@
  * Descriptors are kept below FD_SETSIZE, because libmodbus 3.1.6 select()s on
  * them: a connection that would get a larger one is refused with
  * MBSC_ERR_FD_LIMIT.  (mbsc_server, which never hands its sockets to
- * libmodbus, has no such limit.)  Every layer here moves bytes through one
- * internal link driven by mbsc_session_state().
+ * libmodbus, has no such limit.)  Every connection moves bytes through one
+ * link (mbsc/link.h) driven by mbsc_session_state().
+ *
+ * Waiting on mbsc_conn_fd() with poll(): a payload may have arrived and
+ * be buffered inside the connection already (a master often sends its
+ * first request in the same segment as the frame that confirms the
+ * session, and a read may bring several frames), and no event will
+ * announce it.  Wait only while mbsc_conn_pending() is 0.
  *
  * Thread-safety: one connection or listener per thread at a time; distinct
  * objects are independent.
@@ -140,8 +146,21 @@ MBSC_API MBSC_WUR int mbsc_conn_send(mbsc_conn *c, const uint8_t *payload, size_
 MBSC_API MBSC_WUR int mbsc_conn_recv(mbsc_conn *c, uint8_t *buf, size_t cap, size_t *len,
                                      int timeout_ms);
 
-/* The socket, for poll(); owned by the connection. */
+/*
+ * The socket, for poll() (POLLIN: a payload may be coming); owned by the
+ * connection.  Wait on it only while mbsc_conn_pending() is 0.
+ */
 MBSC_API int mbsc_conn_fd(const mbsc_conn *c);
+
+/*
+ * Payloads already received whole and not yet returned by
+ * mbsc_conn_recv(): the next that many calls return at once, without the
+ * socket.  Wait on mbsc_conn_fd() only when it is 0; otherwise no event
+ * would come for them.  It can be more than 0 right after mbsc_accept()
+ * (the master's first request came with the confirming keep-alive), after
+ * mbsc_connect(), and after any mbsc_conn_recv().  0 for NULL.
+ */
+MBSC_API size_t mbsc_conn_pending(const mbsc_conn *c);
 
 /* The session inside (queries: cipher, peer name...); owned by the connection. */
 MBSC_API mbsc_session *mbsc_conn_session(mbsc_conn *c);

@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "mbsc/conn.h"
 #include "mbsc/link.h"
+#include "session/session_internal.h"
 #include "sock/sock.h"
 
 struct mbsc_conn {
@@ -421,6 +422,11 @@ MBSC_API int mbsc_conn_recv(mbsc_conn *c, uint8_t *buf, size_t cap, size_t *len,
 MBSC_API int mbsc_conn_fd(const mbsc_conn *c)
 {
     return c != NULL ? c->fd : -1;
+}
+
+MBSC_API size_t mbsc_conn_pending(const mbsc_conn *c)
+{
+    return c != NULL ? mbsc_session_pending_payloads(c->session) : 0;
 }
 
 MBSC_API mbsc_session *mbsc_conn_session(mbsc_conn *c)
