@@ -16,7 +16,8 @@
  *   deadline.c     CLOCK_MONOTONIC and deadlines;
  *   addr.c         "HOST:PORT" parsing, resolving and formatting;
  *   sock.c         connect, listen and accept with a deadline, send, recv,
- *                  poll one descriptor, close.
+ *                  poll one descriptor, close;
+ *   tcp_connect.c  the public non-blocking connect (mbsc/conn.h).
  */
 #ifndef MBSC_SOCK_H
 #define MBSC_SOCK_H
@@ -67,6 +68,21 @@ int mbsc_addr_format(const struct sockaddr *sa, socklen_t sa_len, char *buf, siz
 int mbsc_addr_local(int fd, char *buf, size_t len);
 
 /* --- Sockets (sock.c) ---------------------------------------------------- */
+
+/*
+ * Make a non-blocking, close-on-exec TCP socket with TCP_NODELAY for the
+ * address sa (addr is its text, for messages) and start connect() on it.
+ * MBSC_OK with *fd_out connecting (or connected already), MBSC_ERR_CONNECT
+ * (why: "connect ADDR: cause"), MBSC_ERR_FD_LIMIT.  No FD_SETSIZE check.
+ */
+int mbsc_sock_connect_begin(const struct sockaddr *sa, socklen_t sa_len, const char *addr,
+                            int *fd_out, char *why, size_t why_len);
+
+/*
+ * The outcome of a connect begun on fd, once poll() has reported the
+ * socket writable (or failed): MBSC_OK, or MBSC_ERR_CONNECT with why.
+ */
+int mbsc_sock_connect_result(int fd, const char *addr, char *why, size_t why_len);
 
 /*
  * Connect to each address of ai in turn until one answers or d expires.
