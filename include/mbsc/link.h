@@ -53,6 +53,8 @@
  *     for (;;) {
  *         while ((r = mbsc_link_recv(&l, buf, sizeof buf, &n)) == 1)
  *             answer(&l, buf, n);           // may call mbsc_link_send()
+ *         // (a master sends its first request here, once the read has
+ *         // made mbsc_session_established() true: not after a wait)
  *         if (r == 0)
  *             r = mbsc_link_flush(&l);      // a handshake reply, say
  *         if (r < 0)
@@ -97,7 +99,7 @@ typedef struct mbsc_link {
 /*
  * Attach the non-blocking socket fd and the session (both stay the
  * caller's); nothing moves yet.  A master's session has handshake message
- * 1 ready at once, so the first events asked are POLLOUT.  l must not be
+ * 1 ready at once, so its first events include POLLOUT.  l must not be
  * NULL.  A link may be initialised again for another socket or session.
  */
 MBSC_API void mbsc_link_init(mbsc_link *l, int fd, mbsc_session *session);
