@@ -3,6 +3,7 @@
  * gw.h - what the files of mbsc-gateway share (tools/gateway/, docs/gateway.md).
  *
  *   main.c        command line, --help, --version, mode dispatch;
+ *   clock.c       the monotonic clock and poll() timeouts;
  *   options.c     settings from the command line and from --config FILE;
  *   log.c         log lines on stderr (journald levels under systemd), and
  *                 the systemd readiness notification;
@@ -293,7 +294,7 @@ struct gw_secrets {
 int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len);
 void gw_secrets_free(struct gw_secrets *s);
 
-/* ---- small helpers (main.c) ------------------------------------------------ */
+/* ---- clock.c ---------------------------------------------------------------- */
 
 int64_t gw_now_ns(void);
 /* Milliseconds from now until at (rounded up, >= 0). */
