@@ -7,7 +7,8 @@
  * The program is organised as: options.c (command line) -> main.c (order of
  * the groups) -> one file per group of measurements (setup.c, stream.c,
  * frame.c, handshake.c, footprint.c, rtt.c) -> results.c (one long table of
- * rows) -> report.c / csv.c / plot.c (writers, which only read results).
+ * rows) -> report.c / csv.c / plot.c (writers, which only read results);
+ * util.c, below them all, gives up with a message.
  */
 #ifndef MBSC_BENCH_H
 #define MBSC_BENCH_H
@@ -70,7 +71,7 @@ struct bench_ctx {
     struct bench_results results;
 };
 
-/* Report a failure that makes the figures meaningless and exit 1. */
+/* Report a failure that makes the figures meaningless and exit 1 (util.c). */
 void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* Allocate or exit 1: the bench has nothing useful to do without memory. */

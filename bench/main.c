@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,28 +24,6 @@
 #include "pin.h"
 #include "plot.h"
 #include "report.h"
-
-void bench_fail(const char *fmt, ...)
-{
-    va_list ap;
-
-    fflush(stdout);
-    fprintf(stderr, "%s: ", BENCH_PROG);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
-
-void *bench_xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-
-    if (p == NULL)
-        bench_fail("out of memory");
-    return p;
-}
 
 /*
  * The two plans.  Default: about 2 minutes on a 2-core x86 server, a bit

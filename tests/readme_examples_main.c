@@ -10,6 +10,7 @@
 #include <string.h>
 
 int encrypt_trivium(uint8_t *buf, size_t len, const uint8_t key[10], const uint8_t iv[10]);
+int next_request(mbsc_conn *c, int stop_fd, uint8_t *buf, size_t cap, size_t *len);
 #ifdef WITH_MODBUS
 int read_ten(const char *slave, const char *key_file, const char *slave_pub_file);
 #endif
@@ -18,6 +19,7 @@ int main(void)
 {
     static const uint8_t key[10] = {9, 8, 7}, iv[10] = {1, 2, 3};
     uint8_t buf[100] = {0}, zero[100] = {0};
+    size_t len = 1;
 
     /* Encrypting twice with the same key and IV gives the plaintext back. */
     if (encrypt_trivium(buf, sizeof buf, key, iv) != MBSC_OK ||
@@ -25,6 +27,11 @@ int main(void)
         encrypt_trivium(buf, sizeof buf, key, iv) != MBSC_OK ||
         memcmp(buf, zero, sizeof buf) != 0) {
         fprintf(stderr, "readme_examples: encrypt_trivium does not round-trip\n");
+        return 1;
+    }
+    /* No connection: the loop must not wait, only report it. */
+    if (next_request(NULL, -1, buf, sizeof buf, &len) != -1) {
+        fprintf(stderr, "readme_examples: next_request did not fail without a connection\n");
         return 1;
     }
 #ifdef WITH_MODBUS

@@ -21,8 +21,19 @@
  * Descriptors are kept below FD_SETSIZE, because libmodbus 3.1.6 select()s on
  * them: a connection that would get a larger one is refused with
  * MBSC_ERR_FD_LIMIT.  (mbsc_server, which never hands its sockets to
- * libmodbus, has no such limit.)  Every layer here moves bytes through one
- * internal link driven by mbsc_session_state().
+ * libmodbus, has no such limit, nor has mbsc_tcp_connect_start().)  Every
+ * connection moves bytes through one link (mbsc/link.h) driven by
+ * mbsc_session_state().
+ *
+ * Waiting on mbsc_conn_fd() with poll(): a payload may have arrived and
+ * be buffered inside the connection already (a master often sends its
+ * first request in the same segment as the frame that confirms the
+ * session, and a read may bring several frames), and no event will
+ * announce it.  Wait only while mbsc_conn_pending() is 0.
+ *
+ * Programs with their own event loop take the sockets from here
+ * (mbsc_listener_accept_fd(), mbsc_tcp_connect_start() and _finish()) and
+ * drive a session on each with mbsc/link.h.
  *
  * Thread-safety: one connection or listener per thread at a time; distinct
  * objects are independent.
@@ -32,6 +43,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "mbsc/export.h"
 #include "mbsc/session.h"
@@ -105,6 +117,71 @@ MBSC_API MBSC_WUR int mbsc_listener_accept_fd(mbsc_listener *l, int timeout_ms, 
                                               char *peer, char *why, size_t why_len);
 
 /*
+ * A non-blocking TCP connect to "HOST:PORT", for programs with their own
+ * event loop (the other side of mbsc_listener_accept_fd()): no handshake,
+ * the socket comes out connected, for mbsc/link.h or plain Modbus/TCP.
+ * Caller-allocated; fd and addr may be read, the rest is private.  While
+ * connecting, the struct owns fd; on success it hands it to the caller.
+ *
+ *     mbsc_tcp_connect tc;
+ *     r = mbsc_tcp_connect_start(&tc, "plc.example:502", why, sizeof why);
+ *     // MBSC_OK: the loop polls tc.fd for POLLOUT; each time it is ready:
+ *     r = mbsc_tcp_connect_finish(&tc, &fd, why, sizeof why);
+ *     // MBSC_OK: fd is connected; MBSC_ERR_WOULD_BLOCK: poll tc.fd again
+ *     // (it may be another descriptor); else failed, why says so.
+ *     // The program's timer expired first: mbsc_tcp_connect_cancel(&tc).
+ *
+ * A name may have several addresses (localhost: ::1 and 127.0.0.1): the
+ * first MBSC_TCP_CONNECT_ADDRS are tried in turn, each when the one before
+ * has failed, so tc.fd may change between calls (the old descriptor is
+ * closed: drop it from the poll set).  The caller's own timer bounds the
+ * whole attempt.
+ */
+#define MBSC_TCP_CONNECT_ADDRS 8u
+
+typedef struct mbsc_tcp_connect {
+    /* Readable by the caller (never write them): */
+    int fd;                     /* the socket being connected: poll it for POLLOUT; -1 if none */
+    char addr[MBSC_ADDRSTRLEN]; /* the address being tried, "HOST:PORT" or "[V6]:PORT" */
+    /* Private: */
+    struct sockaddr_storage next_[MBSC_TCP_CONNECT_ADDRS];
+    socklen_t next_len_[MBSC_TCP_CONNECT_ADDRS];
+    unsigned n_next_, at_;
+} mbsc_tcp_connect;
+
+/*
+ * Resolve hostport (getaddrinfo: this blocks for a name, never for a
+ * numeric address) and start connecting to its first address that takes
+ * a connect: a non-blocking, close-on-exec socket with TCP_NODELAY.
+ * MBSC_OK: tc->fd is connecting (poll it for POLLOUT, then call
+ * mbsc_tcp_connect_finish()).  Errors, with tc->fd -1 and nothing to
+ * release: MBSC_ERR_INVALID_ARG (NULL), MBSC_ERR_ADDRESS, MBSC_ERR_RESOLVE,
+ * MBSC_ERR_NOMEM, MBSC_ERR_FD_LIMIT (out of descriptors), MBSC_ERR_CONNECT
+ * (every address failed at once, say with ENETUNREACH; why names the last
+ * address and the cause).
+ */
+MBSC_API MBSC_WUR int mbsc_tcp_connect_start(mbsc_tcp_connect *tc, const char *hostport, char *why,
+                                             size_t why_len);
+
+/*
+ * Call when poll() reports POLLOUT, POLLERR or POLLHUP on tc->fd (any
+ * other time is harmless).  MBSC_OK: connected; *fd_out is the socket,
+ * now the caller's (tc->fd becomes -1), and tc->addr the address reached.
+ * MBSC_ERR_WOULD_BLOCK: not over yet; either still in progress, or the
+ * address tc->addr failed (why names it and the cause) and the next one
+ * is being tried on a new tc->fd: poll tc->fd for POLLOUT again.
+ * MBSC_ERR_CONNECT: the last address failed too (why: "connect
+ * 10.0.0.7:502: Connection refused"); MBSC_ERR_FD_LIMIT: no descriptor
+ * for the next one; nothing is left to release.  MBSC_ERR_INVALID_ARG:
+ * NULL, or no connect under way.
+ */
+MBSC_API MBSC_WUR int mbsc_tcp_connect_finish(mbsc_tcp_connect *tc, int *fd_out, char *why,
+                                              size_t why_len);
+
+/* Give up: close the socket being connected, if any (tc->fd becomes -1).  NULL is allowed. */
+MBSC_API void mbsc_tcp_connect_cancel(mbsc_tcp_connect *tc);
+
+/*
  * Accept one connection and run the handshake as slave (cfg's role must be
  * MBSC_ROLE_SLAVE) within the config's handshake timeout.  accept_timeout_ms
  * bounds the wait for a connection.  A client that fails the handshake is
@@ -140,8 +217,21 @@ MBSC_API MBSC_WUR int mbsc_conn_send(mbsc_conn *c, const uint8_t *payload, size_
 MBSC_API MBSC_WUR int mbsc_conn_recv(mbsc_conn *c, uint8_t *buf, size_t cap, size_t *len,
                                      int timeout_ms);
 
-/* The socket, for poll(); owned by the connection. */
+/*
+ * The socket, for poll() (POLLIN: a payload may be coming); owned by the
+ * connection.  Wait on it only while mbsc_conn_pending() is 0.
+ */
 MBSC_API int mbsc_conn_fd(const mbsc_conn *c);
+
+/*
+ * Payloads already received whole and not yet returned by
+ * mbsc_conn_recv(): the next that many calls return at once, without the
+ * socket.  Wait on mbsc_conn_fd() only when it is 0; otherwise no event
+ * would come for them.  It can be more than 0 right after mbsc_accept()
+ * (the master's first request came with the confirming keep-alive), after
+ * mbsc_connect(), and after any mbsc_conn_recv().  0 for NULL.
+ */
+MBSC_API size_t mbsc_conn_pending(const mbsc_conn *c);
 
 /* The session inside (queries: cipher, peer name...); owned by the connection. */
 MBSC_API mbsc_session *mbsc_conn_session(mbsc_conn *c);

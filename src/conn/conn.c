@@ -2,7 +2,7 @@
 /*
  * conn.c - blocking, timed connections over the sans-I/O session engine.
  *
- * A connection is a link (link/link.h: a non-blocking TCP socket and an
+ * A connection is a link (mbsc/link.h: a non-blocking TCP socket and an
  * mbsc_session).  Every call moves bytes the same way (conn_pump): send
  * what the session has queued, poll the socket until the call's deadline
  * for what the session's state asks, and read straight into the session's
@@ -23,15 +23,16 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "link/link.h"
 #include "mbsc/conn.h"
-#include "sock.h"
+#include "mbsc/link.h"
+#include "session/session_internal.h"
+#include "sock/sock.h"
 
 struct mbsc_conn {
     int fd;
     int error; /* MBSC_OK, or the socket error that ended the connection */
     mbsc_session *session;
-    struct mbsc_link link; /* fd and session; attached once fd is known */
+    mbsc_link link; /* fd and session; attached once fd is known */
     char peer[MBSC_ADDRSTRLEN];
 };
 
@@ -58,11 +59,6 @@ static int conn_end(mbsc_conn *c, int err)
         c->error = err;
     (void)shutdown(c->fd, SHUT_RDWR);
     return c->error;
-}
-
-static int output_pending(mbsc_conn *c)
-{
-    return (mbsc_session_state(c->session) & MBSC_SESSION_SEND) != 0;
 }
 
 /* The session is created before any network activity: a bad config costs no connection. */
@@ -106,14 +102,13 @@ static int conn_pump(mbsc_conn *c, const mbsc_deadline *d, int want_input, int *
 
     *os_err = 0;
     *op = "send";
-    c->link.fd = c->fd;
     r = mbsc_link_flush(&c->link);
     if (r != MBSC_OK) {
         *os_err = c->link.os_err;
         return r;
     }
-    events = mbsc_link_events(&c->link);
-    if (!want_input || (mbsc_session_state(c->session) & MBSC_SESSION_PAYLOAD))
+    events = mbsc_link_events(&c->link); /* no POLLIN while a payload waits */
+    if (!want_input)
         events &= (short)~POLLIN;
     if (events == 0)
         return MBSC_OK;
@@ -138,7 +133,7 @@ static int conn_flush_all(mbsc_conn *c, const mbsc_deadline *d)
     const char *op;
     int os_err, r;
 
-    while (output_pending(c)) {
+    while (mbsc_link_output_pending(&c->link)) {
         r = conn_pump(c, d, 0, &os_err, &op);
         if (r == MBSC_ERR_TIMEOUT)
             return r;
@@ -182,7 +177,7 @@ static int conn_handshake(mbsc_conn *c, const mbsc_deadline *d, char *why, size_
             mbsc_why(why, why_len, "handshake with %s: %s", c->peer, mbsc_strerror(r));
             return conn_end(c, r);
         }
-        if (mbsc_session_established(c->session) && !output_pending(c))
+        if (mbsc_session_established(c->session) && !mbsc_link_output_pending(&c->link))
             return MBSC_OK;
         r = conn_pump(c, d, !mbsc_session_established(c->session), &os_err, &op);
         if (r == MBSC_ERR_TIMEOUT) {
@@ -223,6 +218,7 @@ MBSC_API int mbsc_connect(const char *hostport, const mbsc_config *cfg, int time
         r = mbsc_sock_connect(ai, &d, &c->fd, c->peer, why, why_len);
         freeaddrinfo(ai);
     }
+    mbsc_link_init(&c->link, c->fd, c->session);
     if (r == MBSC_OK)
         r = conn_handshake(c, &d, why, why_len);
     if (r != MBSC_OK) {
@@ -343,6 +339,7 @@ MBSC_API int mbsc_accept(mbsc_listener *l, const mbsc_config *cfg, int accept_ti
     if (r != MBSC_OK)
         return r;
     r = mbsc_listener_accept_fd(l, accept_timeout_ms, &c->fd, c->peer, why, why_len);
+    mbsc_link_init(&c->link, c->fd, c->session);
     if (r == MBSC_OK) {
         /* The handshake clock starts when the client is there, not when we began waiting. */
         mbsc_deadline_start(&d, handshake_timeout_ms(cfg));
@@ -425,6 +422,11 @@ MBSC_API int mbsc_conn_recv(mbsc_conn *c, uint8_t *buf, size_t cap, size_t *len,
 MBSC_API int mbsc_conn_fd(const mbsc_conn *c)
 {
     return c != NULL ? c->fd : -1;
+}
+
+MBSC_API size_t mbsc_conn_pending(const mbsc_conn *c)
+{
+    return c != NULL ? mbsc_session_pending_payloads(c->session) : 0;
 }
 
 MBSC_API mbsc_session *mbsc_conn_session(mbsc_conn *c)

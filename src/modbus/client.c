@@ -49,7 +49,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "link/link.h"
+#include "mbsc/link.h"
 #include "modbus/modbus_internal.h"
 
 /* Records of pumps that ended by themselves, kept for mbsc_modbus_error(). */

@@ -6,7 +6,7 @@
  * sides hand libmodbus one end of an AF_UNIX socketpair; these helpers
  * make that pair and the libmodbus context around it, and frame the ADUs
  * that travel through it.  Bytes move on the pair and on the TCP sockets
- * with the connection layer's helpers (conn/sock.h), whose MSG_NOSIGNAL
+ * with the socket layer's helpers (sock/sock.h), whose MSG_NOSIGNAL
  * matters on the pair too: libmodbus may close its end at any time.
  */
 #ifndef MBSC_MODBUS_INTERNAL_H
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "internal.h"
 #include "mbsc/modbus.h"
 

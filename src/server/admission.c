@@ -12,7 +12,7 @@
  * something else has used up the descriptors, instead of leaving them in
  * the backlog with the listener forever readable.
  *
- * _GNU_SOURCE: glibc declares accept4() only with it (see conn/sock.c).
+ * _GNU_SOURCE: glibc declares accept4() only with it (see sock/sock.c).
  */
 #define _GNU_SOURCE
 

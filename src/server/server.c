@@ -51,21 +51,6 @@ struct srv_conn *srv_lookup(const mbsc_server *srv, mbsc_server_conn_id id)
     return c != NULL && c->id == id && c->fd >= 0 ? c : NULL;
 }
 
-void srv_emit(mbsc_server *srv, enum mbsc_server_event_type type,
-              const struct mbsc_server_conn_info *conn, int error, const char *detail)
-{
-    struct mbsc_server_event ev;
-
-    if (srv->event_fn == NULL)
-        return;
-    memset(&ev, 0, sizeof ev);
-    ev.type = type;
-    ev.conn = conn;
-    ev.error = error;
-    ev.detail = detail;
-    srv->event_fn(srv->event_user, &ev);
-}
-
 /* ---- budgets and slots --------------------------------------------------------- */
 
 /* Slots for every connection the budget allows (ids carry the slot). */

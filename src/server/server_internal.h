@@ -8,6 +8,7 @@
  *   refusals.c   refusals counted by reason, one log line per interval;
  *   peer.c       one connection: I/O through its link, confirmation,
  *                requests and answers, closing;
+ *   events.c     events to the application;
  *   server.c     the server object, the loop and the public calls.
  */
 #ifndef MBSC_SERVER_INTERNAL_H
@@ -17,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "internal.h"
-#include "link/link.h"
+#include "mbsc/link.h"
 #include "mbsc/conn.h"
 #include "mbsc/server.h"
 #include "session/session_internal.h"
@@ -170,6 +171,8 @@ struct mbsc_server {
 
 /* server.c */
 struct srv_conn *srv_lookup(const mbsc_server *srv, mbsc_server_conn_id id);
+
+/* events.c */
 void srv_emit(mbsc_server *srv, enum mbsc_server_event_type type,
               const struct mbsc_server_conn_info *conn, int error, const char *detail);
 

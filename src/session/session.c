@@ -650,6 +650,28 @@ MBSC_API int mbsc_session_recv(mbsc_session *s, uint8_t *out, size_t cap, size_t
     return 0;
 }
 
+size_t mbsc_session_pending_payloads(const mbsc_session *s)
+{
+    size_t n, at;
+
+    if (s == NULL || !s->has_payload)
+        return 0;
+    n = 1;
+    /* A failed session opens nothing more: only the opened payload is left. */
+    if (s->state == FAILED)
+        return n;
+    for (at = s->in_start; s->in_end - at >= MBSC_FRAME_HEADER_BYTES;) {
+        size_t body_len = mbsc_load16_be(s->in + at);
+
+        if (check_frame_length(s, body_len) != MBSC_OK ||
+            s->in_end - at - MBSC_FRAME_HEADER_BYTES < body_len)
+            break;
+        n++;
+        at += MBSC_FRAME_HEADER_BYTES + body_len;
+    }
+    return n;
+}
+
 MBSC_API const uint8_t *mbsc_session_payload(const mbsc_session *s, size_t *len)
 {
     if (len != NULL)

@@ -42,6 +42,14 @@ void mbsc_session_use_allowlist(mbsc_session *s, const mbsc_allowlist *al);
  */
 int mbsc_session_claimed_key(const mbsc_session *s, uint8_t key[MBSC_KEY_BYTES]);
 
+/*
+ * Payloads received whole and not yet taken: the opened one and the whole
+ * frames buffered behind it (0 when none is opened: then every whole frame
+ * has been).  For the drivers' "do not wait while this is not 0" rule
+ * (mbsc_link_pending, mbsc_conn_pending).
+ */
+size_t mbsc_session_pending_payloads(const mbsc_session *s);
+
 /* Bytes of one session whose payloads are at most max_payload bytes (session.c). */
 size_t mbsc_session_footprint_for(size_t max_payload);
 

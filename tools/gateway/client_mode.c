@@ -26,7 +26,7 @@
 
 #include <sodium.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "gw.h"
 
 #define DEFAULT_MAX_CLIENTS 64u

@@ -3,6 +3,7 @@
  * gw.h - what the files of mbsc-gateway share (tools/gateway/, docs/gateway.md).
  *
  *   main.c        command line, --help, --version, mode dispatch;
+ *   clock.c       the monotonic clock and poll() timeouts;
  *   options.c     settings from the command line and from --config FILE;
  *   log.c         log lines on stderr (journald levels under systemd), and
  *                 the systemd readiness notification;

@@ -27,9 +27,9 @@
 
 #include <sodium.h>
 
-#include "conn/sock.h"
+#include "sock/sock.h"
 #include "gw.h"
-#include "link/link.h"
+#include "mbsc/link.h"
 
 #define GW_BACKOFF_MIN_MS 100u
 /* Plain output: a few answers' worth; the multiplexer keeps N <= this / 260 in flight. */

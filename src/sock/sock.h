@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * sock.h - socket, address and deadline helpers of the connection layer.
+ * sock.h - the socket layer: deadlines, addresses, TCP sockets.
  *
- * Internal to the library: src/conn/, and the libmodbus adapter
- * (src/modbus/), which moves bytes on its TCP sockets and its socketpair
- * with the same clock, send, receive and close helpers.  Every function
- * here returns an mbsc error code and describes failures in `why` (one
- * line naming the address and the cause), so that conn.c never has to look
- * at errno.  Sockets made here are non-blocking, close-on-exec, below
- * FD_SETSIZE and have TCP_NODELAY.
+ * Internal to the library, and its lowest networking layer: the link
+ * (src/link/), the connection (src/conn/), the server (src/server/) and the
+ * libmodbus adapter (src/modbus/) all move bytes and keep time with these
+ * helpers, and nothing here knows about sessions, links or connections,
+ * so that every layer above can use it without a ring.  Every function
+ * returns an mbsc error code and describes failures in `why` (one line
+ * naming the address and the cause), so that no caller has to look at
+ * errno.  Sockets made here are non-blocking, close-on-exec and have
+ * TCP_NODELAY; the blocking connect, listen and accept keep them below
+ * FD_SETSIZE (libmodbus 3.1.6 select()s on them).
+ *
+ *   deadline.c     CLOCK_MONOTONIC and deadlines;
+ *   addr.c         "HOST:PORT" parsing, resolving and formatting;
+ *   sock.c         connect, listen and accept with a deadline, send, recv,
+ *                  poll one descriptor, close;
+ *   tcp_connect.c  the public non-blocking connect (mbsc/conn.h).
  */
-#ifndef MBSC_CONN_SOCK_H
-#define MBSC_CONN_SOCK_H
+#ifndef MBSC_SOCK_H
+#define MBSC_SOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +30,7 @@
 
 struct addrinfo;
 
-/* --- Deadlines (CLOCK_MONOTONIC: immune to wall-clock steps) ------------- */
+/* --- Deadlines (deadline.c; CLOCK_MONOTONIC: immune to wall-clock steps) -- */
 
 typedef struct mbsc_deadline {
     int64_t at_ns; /* monotonic time at which it expires */
@@ -36,8 +45,6 @@ void mbsc_deadline_start(mbsc_deadline *d, int timeout_ms);
 
 /* Milliseconds left, rounded up, for poll(): -1 if never, 0 once expired. */
 int mbsc_deadline_poll_ms(const mbsc_deadline *d);
-
-/* --- Messages ------------------------------------------------------------ */
 
 /* --- Addresses (addr.c) -------------------------------------------------- */
 
@@ -61,6 +68,21 @@ int mbsc_addr_format(const struct sockaddr *sa, socklen_t sa_len, char *buf, siz
 int mbsc_addr_local(int fd, char *buf, size_t len);
 
 /* --- Sockets (sock.c) ---------------------------------------------------- */
+
+/*
+ * Make a non-blocking, close-on-exec TCP socket with TCP_NODELAY for the
+ * address sa (addr is its text, for messages) and start connect() on it.
+ * MBSC_OK with *fd_out connecting (or connected already), MBSC_ERR_CONNECT
+ * (why: "connect ADDR: cause"), MBSC_ERR_FD_LIMIT.  No FD_SETSIZE check.
+ */
+int mbsc_sock_connect_begin(const struct sockaddr *sa, socklen_t sa_len, const char *addr,
+                            int *fd_out, char *why, size_t why_len);
+
+/*
+ * The outcome of a connect begun on fd, once poll() has reported the
+ * socket writable (or failed): MBSC_OK, or MBSC_ERR_CONNECT with why.
+ */
+int mbsc_sock_connect_result(int fd, const char *addr, char *why, size_t why_len);
 
 /*
  * Connect to each address of ai in turn until one answers or d expires.
@@ -106,6 +128,14 @@ int mbsc_sock_send(int fd, const uint8_t *buf, size_t len, size_t *sent, int *os
  */
 int mbsc_sock_recv(int fd, uint8_t *buf, size_t cap, size_t *got, int *os_err);
 
+/*
+ * Whether socket fd has failed or hung up, without reading from it (for a
+ * reader that must not take bytes now): MBSC_OK if neither, else
+ * MBSC_ERR_PEER_CLOSED (reset, or hung up: *os_err 0) or MBSC_ERR_IO, with
+ * *os_err = the pending error (SO_ERROR), which this clears.
+ */
+int mbsc_sock_failed(int fd, int *os_err);
+
 /* close() that keeps the caller's errno (for cleanup paths); fd < 0 is ignored. */
 void mbsc_sock_close(int fd);
 
@@ -116,4 +146,4 @@ void mbsc_sock_close(int fd);
  */
 int mbsc_sock_fd_error(int e, int otherwise);
 
-#endif /* MBSC_CONN_SOCK_H */
+#endif /* MBSC_SOCK_H */

@@ -16,7 +16,7 @@
 
 #include "internal.h"
 #include "mbsc/conn.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 /* Longest host part accepted: a DNS name is at most 253 characters. */
 #define HOST_MAX 255u

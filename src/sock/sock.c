@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * sock.c - TCP sockets for the connection layer: connect with a deadline,
- * listen, accept, non-blocking send and receive, poll with a deadline.
+ * sock.c - TCP sockets: connect with a deadline, listen, accept,
+ * non-blocking send and receive, poll with a deadline, close.
  *
  * _GNU_SOURCE: glibc hides accept4() under the build's _POSIX_C_SOURCE.
  * accept4() and socket() with SOCK_NONBLOCK | SOCK_CLOEXEC (Linux and BSD
@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -23,44 +22,10 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "sock.h"
-
-/* --- Deadlines ----------------------------------------------------------- */
-
-int64_t mbsc_monotonic_ns(void)
-{
-    struct timespec ts;
-
-    /* CLOCK_MONOTONIC cannot fail with a valid pointer on POSIX systems. */
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
-}
-
-void mbsc_deadline_start(mbsc_deadline *d, int timeout_ms)
-{
-    d->never = timeout_ms < 0;
-    d->at_ns = d->never ? 0 : mbsc_monotonic_ns() + (int64_t)timeout_ms * 1000000;
-}
-
-int mbsc_deadline_poll_ms(const mbsc_deadline *d)
-{
-    int64_t left;
-
-    if (d->never)
-        return -1;
-    left = d->at_ns - mbsc_monotonic_ns();
-    if (left <= 0)
-        return 0;
-    /* Round up: rounding down would spin on poll(0) in the last millisecond. */
-    left = (left + 999999) / 1000000;
-    return left > INT_MAX ? INT_MAX : (int)left;
-}
-
-/* --- Messages ------------------------------------------------------------ */
+#include "sock/sock.h"
 
 /* --- Descriptors ---------------------------------------------------------- */
 
@@ -135,42 +100,17 @@ int mbsc_sock_wait(int fd, short events, const mbsc_deadline *d, short *revents,
 
 /* --- Connecting ---------------------------------------------------------- */
 
-/* Wait for a non-blocking connect() to finish; the result is SO_ERROR. */
-static int finish_connect(int fd, const char *addr, const mbsc_deadline *d, char *why,
-                          size_t why_len)
+int mbsc_sock_connect_begin(const struct sockaddr *sa, socklen_t sa_len, const char *addr,
+                            int *fd_out, char *why, size_t why_len)
 {
-    short revents;
-    int os_err = 0, r;
-    socklen_t len = sizeof os_err;
+    int fd;
 
-    r = mbsc_sock_wait(fd, POLLOUT, d, &revents, &os_err);
-    if (r == MBSC_ERR_TIMEOUT) {
-        mbsc_why(why, why_len, "connect %s: timed out", addr);
-        return MBSC_ERR_CONNECT;
-    }
-    if (r == MBSC_OK && getsockopt(fd, SOL_SOCKET, SO_ERROR, &os_err, &len) != 0)
-        os_err = errno;
-    if (os_err != 0) {
-        mbsc_why(why, why_len, "connect %s: %s", addr, mbsc_os_error(os_err));
-        return MBSC_ERR_CONNECT;
-    }
-    return MBSC_OK;
-}
-
-static int connect_one(const struct addrinfo *ai, const mbsc_deadline *d, int *fd_out, char *addr,
-                       char *why, size_t why_len)
-{
-    int fd, r;
-
-    (void)mbsc_addr_format(ai->ai_addr, ai->ai_addrlen, addr, MBSC_ADDRSTRLEN);
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+    *fd_out = -1;
+    fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
     if (fd < 0) {
         mbsc_why(why, why_len, "connect %s: socket: %s", addr, mbsc_os_error(errno));
         return mbsc_sock_fd_error(errno, MBSC_ERR_CONNECT);
     }
-    r = guard_fd_setsize(fd, addr, why, why_len);
-    if (r != MBSC_OK)
-        return r;
     if (set_nodelay(fd) != 0) {
         mbsc_why(why, why_len, "connect %s: TCP_NODELAY: %s", addr, mbsc_os_error(errno));
         mbsc_sock_close(fd);
@@ -180,11 +120,60 @@ static int connect_one(const struct addrinfo *ai, const mbsc_deadline *d, int *f
      * On a non-blocking socket EINTR, like EINPROGRESS, means the connection
      * goes on in the background: calling connect() again would give EALREADY.
      */
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS && errno != EINTR) {
+    if (connect(fd, sa, sa_len) != 0 && errno != EINPROGRESS && errno != EINTR) {
         mbsc_why(why, why_len, "connect %s: %s", addr, mbsc_os_error(errno));
         mbsc_sock_close(fd);
         return MBSC_ERR_CONNECT;
     }
+    *fd_out = fd;
+    return MBSC_OK;
+}
+
+int mbsc_sock_connect_result(int fd, const char *addr, char *why, size_t why_len)
+{
+    int os_err = 0;
+    socklen_t len = sizeof os_err;
+
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &os_err, &len) != 0)
+        os_err = errno;
+    if (os_err != 0) {
+        mbsc_why(why, why_len, "connect %s: %s", addr, mbsc_os_error(os_err));
+        return MBSC_ERR_CONNECT;
+    }
+    return MBSC_OK;
+}
+
+/* Wait for a connect begun on fd to finish before d expires. */
+static int finish_connect(int fd, const char *addr, const mbsc_deadline *d, char *why,
+                          size_t why_len)
+{
+    short revents;
+    int os_err = 0, r;
+
+    r = mbsc_sock_wait(fd, POLLOUT, d, &revents, &os_err);
+    if (r == MBSC_ERR_TIMEOUT) {
+        mbsc_why(why, why_len, "connect %s: timed out", addr);
+        return MBSC_ERR_CONNECT;
+    }
+    if (r != MBSC_OK) {
+        mbsc_why(why, why_len, "connect %s: poll: %s", addr, mbsc_os_error(os_err));
+        return MBSC_ERR_CONNECT;
+    }
+    return mbsc_sock_connect_result(fd, addr, why, why_len);
+}
+
+static int connect_one(const struct addrinfo *ai, const mbsc_deadline *d, int *fd_out, char *addr,
+                       char *why, size_t why_len)
+{
+    int fd, r;
+
+    (void)mbsc_addr_format(ai->ai_addr, ai->ai_addrlen, addr, MBSC_ADDRSTRLEN);
+    r = mbsc_sock_connect_begin(ai->ai_addr, ai->ai_addrlen, addr, &fd, why, why_len);
+    if (r != MBSC_OK)
+        return r;
+    r = guard_fd_setsize(fd, addr, why, why_len);
+    if (r != MBSC_OK)
+        return r;
     r = finish_connect(fd, addr, d, why, why_len);
     if (r != MBSC_OK) {
         mbsc_sock_close(fd);
@@ -380,4 +369,26 @@ int mbsc_sock_recv(int fd, uint8_t *buf, size_t cap, size_t *got, int *os_err)
     if (errno == EAGAIN || errno == EWOULDBLOCK)
         return MBSC_ERR_WOULD_BLOCK;
     return peer_gone(errno) ? MBSC_ERR_PEER_CLOSED : MBSC_ERR_IO;
+}
+
+int mbsc_sock_failed(int fd, int *os_err)
+{
+    struct pollfd pfd;
+    socklen_t len = sizeof *os_err;
+
+    *os_err = 0;
+    pfd.fd = fd;
+    pfd.events = 0; /* POLLERR and POLLHUP are reported whatever is asked */
+    pfd.revents = 0;
+    if (poll(&pfd, 1, 0) <= 0 || (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0)
+        return MBSC_OK;
+    if (pfd.revents & POLLNVAL) {
+        *os_err = EBADF;
+        return MBSC_ERR_IO;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, os_err, &len) != 0)
+        *os_err = errno;
+    if (*os_err == 0)
+        return MBSC_ERR_PEER_CLOSED; /* hung up without an error */
+    return peer_gone(*os_err) ? MBSC_ERR_PEER_CLOSED : MBSC_ERR_IO;
 }
