@@ -34,6 +34,7 @@
 #include "mbsc/keys.h"
 #include "mbsc/session.h"
 #include "mbsc/conn.h"
+#include "mbsc/pdu.h"
 #include "mbsc/policy.h"
 #include "mbsc/server.h"
 /* @umbrella: further headers above this line */

@@ -66,6 +66,7 @@
 
 #include "mbsc/conn.h"
 #include "mbsc/export.h"
+#include "mbsc/pdu.h"
 #include "mbsc/server.h"
 #include "mbsc/session.h"
 
@@ -73,8 +74,8 @@
 extern "C" {
 #endif
 
-/* Largest Modbus/TCP ADU (MBAP header + PDU), per the Modbus spec. */
-#define MBSC_MODBUS_MAX_ADU 260u
+/* Largest Modbus/TCP ADU (MBAP header + PDU): MBSC_ADU_MAX, by its older name. */
+#define MBSC_MODBUS_MAX_ADU MBSC_ADU_MAX
 
 /* ---- client (master) ------------------------------------------------------ */
 
