@@ -35,6 +35,7 @@
 #include "mbsc/session.h"
 #include "mbsc/conn.h"
 #include "mbsc/link.h"
+#include "mbsc/pdu.h"
 #include "mbsc/policy.h"
 #include "mbsc/server.h"
 /* @umbrella: further headers above this line */

@@ -1502,6 +1502,140 @@ START_TEST(t_secure_slave_policy_and_reload)
 }
 END_TEST
 
+/*
+ * The same requests, malformed or not, allowed or not, to secure_slave
+ * --policy and to a server gateway --policy in front of a libmodbus PLC
+ * with the same tables (1000 items each): every answer must be of the
+ * same kind, the same exception or a normal answer of the same size
+ * (docs/policy.md, "The order of checks": shape, 03 or 02; then role, 01;
+ * then the device).  The table of what each
+ * answered is printed for the record.
+ */
+struct same_case {
+    const char *what;
+    uint8_t pdu[24];
+    size_t len;
+    uint8_t exception; /* what both must answer (0: a normal answer) */
+};
+
+static const struct same_case same_cases[] = {
+    {"read 10 registers at 0", {0x03, 0, 0, 0, 10}, 5, 0},
+    {"read registers 5-14 (viewer: 0-9 only)", {0x03, 0, 5, 0, 10}, 5, 0},
+    {"read 0 registers", {0x03, 0, 0, 0, 0}, 5, 3},
+    {"read 126 registers", {0x03, 0, 0, 0, 126}, 5, 3},
+    {"read past 65535", {0x03, 0xFF, 0xFF, 0, 2}, 5, 2},
+    {"write register 3", {0x06, 0, 3, 0, 7}, 5, 0},
+    {"write register 3, one byte too many", {0x06, 0, 3, 0, 7, 0}, 6, 3},
+    {"write registers, count 3 for 2", {0x10, 0, 0, 0, 2, 3, 0, 1, 0}, 9, 3},
+    {"write coil 1 with 0x1234", {0x05, 0, 1, 0x12, 0x34}, 5, 3},
+    {"read coils 0-15", {0x01, 0, 0, 0, 16}, 5, 0},
+    {"read input registers 0", {0x04, 0, 0, 0, 1}, 5, 0},
+    {"read registers 990-999", {0x03, 0x03, 0xDE, 0, 10}, 5, 0},
+    {"read registers 995-1004 (past the tables)", {0x03, 0x03, 0xE3, 0, 10}, 5, 0},
+    {"read/write: read 0-1, write 2-3", {0x17, 0, 0, 0, 2, 0, 2, 0, 2, 4, 0, 1, 0, 2}, 14, 0},
+    {"read/write: byte count 3", {0x17, 0, 0, 0, 2, 0, 2, 0, 2, 3, 0, 1, 0}, 13, 3},
+    {"mask write register 4", {0x16, 0, 4, 0, 0xF2, 0, 0x25}, 7, 0},
+    {"diagnostics echo", {0x08, 0, 0, 0xA5, 0x37}, 5, 0},
+    {"diagnostics restart", {0x08, 0, 1, 0, 0}, 5, 0},
+    {"diagnostics, no data", {0x08, 0, 0}, 3, 3},
+    {"read device identification", {0x2B, 0x0E, 1, 0}, 4, 0},
+    {"read device identification, code 5", {0x2B, 0x0E, 5, 0}, 4, 3},
+    /* Nobody may: libmodbus's own server never answers 0x07, secure_slave says 01. */
+    {"read exception status", {0x07}, 1, 0},
+    {"read FIFO queue at 0", {0x18, 0, 0}, 3, 0},
+    {"read file record", {0x14, 0x07, 6, 0, 4, 0, 1, 0, 2}, 9, 0},
+    {"user-defined code 0x41", {0x41, 1, 2}, 3, 0},
+};
+
+/* The answer of the program at addr to pdu from master i: its PDU into ans. */
+static size_t exchange_raw(const char *addr, int i, uint16_t tid, const uint8_t *pdu, size_t len,
+                           uint8_t *ans, size_t cap)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    uint8_t adu[7 + 24], got[MBSC_ADU_MAX];
+    size_t n = 0;
+    mbsc_conn *c = NULL;
+    char why[256];
+
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_int_eq(mbsc_config_set_keypair(cfg, &master_kp[i]), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(cfg, gw_kp.public_key), MBSC_OK);
+    ck_assert_msg(mbsc_connect(addr, cfg, WAIT_MS, &c, why, sizeof why) == MBSC_OK,
+                  "connect %s: %s", addr, why);
+    mbsc_config_free(cfg);
+    adu[0] = (uint8_t)(tid >> 8);
+    adu[1] = (uint8_t)tid;
+    adu[2] = adu[3] = 0;
+    adu[4] = 0;
+    adu[5] = (uint8_t)(len + 1);
+    adu[6] = 0xFF;
+    memcpy(adu + 7, pdu, len);
+    ck_assert_int_eq(mbsc_conn_send(c, adu, 7 + len, WAIT_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_recv(c, got, sizeof got, &n, WAIT_MS), MBSC_OK);
+    mbsc_conn_close(c);
+    ck_assert_uint_ge(n, 9);
+    ck_assert_uint_eq(got[0] << 8 | got[1], tid);
+    ck_assert_uint_le(n - 7, cap);
+    memcpy(ans, got + 7, n - 7);
+    return n - 7;
+}
+
+START_TEST(t_slave_and_gateway_answer_alike)
+{
+    static const char policy[] = "operator read-write holding-registers 0-99\n"
+                                 "operator read holding-registers 995-1100\n"
+                                 "operator read coils 0-15\n"
+                                 "operator read input-registers 0\n"
+                                 "operator function 0x08:0x00 0x2b:0x0e 0x14 0x41\n"
+                                 "viewer   read holding-registers 0-9\n";
+    const char *slave_args[] = {"--listen",        "127.0.0.1:0",         "--key",
+                                path_of("gw.key"), "--authorized",        path_of("allow.txt"),
+                                "--policy",        path_of("policy.txt"), NULL};
+    struct gwp slave, gw;
+    size_t k;
+    int i;
+
+    /* The PLC gets the slave's table sizes, so that addresses mean the same. */
+    plc_stop(&plc);
+    modbus_mapping_free(plc.map);
+    plc.map = modbus_mapping_new(1000, 1000, 1000, 1000);
+    ck_assert_ptr_nonnull(plc.map);
+    ck_assert_int_eq(plc_start(&plc, 0), 0);
+    two_masters_allowed("operator", "viewer");
+    write_file("policy.txt", policy);
+    start_server(&gw, 1, "127.0.0.1:0");
+    gw_program = "examples/secure_slave";
+    ck_assert_msg(gw_spawn(&slave, slave_args), "secure_slave did not start: %s", slave.log);
+    fprintf(stderr, "%-40s %-8s %-14s %-14s\n", "request", "role", "secure_slave", "gateway");
+    for (k = 0; k < sizeof same_cases / sizeof same_cases[0]; k++) {
+        for (i = 0; i < 2; i++) {
+            const struct same_case *c = &same_cases[k];
+            uint8_t a[MBSC_PDU_MAX], b[MBSC_PDU_MAX];
+            size_t na = exchange_raw(slave.addr, i, (uint16_t)(k + 1), c->pdu, c->len, a, sizeof a);
+            size_t nb = exchange_raw(gw.addr, i, (uint16_t)(k + 1), c->pdu, c->len, b, sizeof b);
+            char sa[32], sb[32];
+
+            snprintf(sa, sizeof sa, a[0] & 0x80 ? "exception %02x" : "answer", a[na - 1]);
+            snprintf(sb, sizeof sb, b[0] & 0x80 ? "exception %02x" : "answer", b[nb - 1]);
+            fprintf(stderr, "%-40s %-8s %-14s %-14s\n", c->what, i == 0 ? "operator" : "viewer", sa,
+                    sb);
+            /* Data may differ (secure_slave counts its requests in input register
+             * 0); the kind of answer, its function code and its size may not. */
+            ck_assert_msg(na == nb && a[0] == b[0] && (!(a[0] & 0x80) || a[1] == b[1]),
+                          "%s as %s: secure_slave answered %s (%zu bytes), the gateway %s (%zu "
+                          "bytes)",
+                          c->what, i == 0 ? "operator" : "viewer", sa, na, sb, nb);
+            /* The shape's exceptions do not depend on the role. */
+            if (c->exception != 0)
+                ck_assert_msg((a[0] & 0x80) && a[1] == c->exception, "%s: %s, not exception %02x",
+                              c->what, sa, c->exception);
+        }
+    }
+    ck_assert_int_eq(gw_finish(&slave, SIGTERM), 0);
+    ck_assert_int_eq(gw_finish(&gw, SIGTERM), 0);
+}
+END_TEST
+
 /* secure_slave: a reload judges the masters still in their handshake too. */
 START_TEST(t_secure_slave_reload_revokes_masters_in_handshake)
 {
@@ -1579,6 +1713,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_config_file);
     tcase_add_test(tc, t_systemd_readiness_and_levels);
     tcase_add_test(tc, t_secure_slave_policy_and_reload);
+    tcase_add_test(tc, t_slave_and_gateway_answer_alike);
     tcase_add_test(tc, t_secure_slave_reload_revokes_masters_in_handshake);
     tcase_add_test(tc, t_secure_slave_sessions_per_master_and_idle_timeout);
     suite_add_tcase(s, tc);

@@ -217,17 +217,23 @@ START_TEST(test_roles)
 }
 END_TEST
 
-/* 0x18 reads the FIFO queue at its pointer address: read access to that address decides. */
+/*
+ * 0x18 reads the count register at its FIFO pointer address and up to 31
+ * queued registers after it (Modbus Application Protocol v1.1b3, 6.18):
+ * read access to all 32 decides, clamped at the last address.
+ */
 START_TEST(test_fifo_queue)
 {
-    ALLOWED("operator", 0x18, 5, 0); /* one field: the second is past the PDU's end */
-    ALLOWED("operator", 0x18, 99, 0);
-    REFUSED("operator", 0x18, 100, 0,
-            "role operator may not read holding-registers 100-100 "
+    ALLOWED("operator", 0x18, 5, 0);  /* one field: the second is past the PDU's end */
+    ALLOWED("operator", 0x18, 68, 0); /* 68-99 */
+    REFUSED("operator", 0x18, 69, 0,
+            "role operator may not read holding-registers 69-100 "
             "(function 0x18)");
-    ALLOWED("viewer", 0x18, 9, 0);
-    REFUSED("viewer", 0x18, 10, 0, "read holding-registers 10-10"); /* the hole */
-    REFUSED("guest", 0x18, 0, 0, "role guest may not read holding-registers 0-0");
+    REFUSED("operator", 0x18, 99, 0, "read holding-registers 99-130");
+    REFUSED("viewer", 0x18, 9, 0, "read holding-registers 9-40"); /* reaches the hole at 10 */
+    REFUSED("viewer", 0x18, 0, 0, "read holding-registers 0-31");
+    REFUSED("guest", 0x18, 0, 0, "role guest may not read holding-registers 0-31");
+    ALLOWED("viewer", 0x04, 0xFFF0, 16); /* input registers, for contrast */
 }
 END_TEST
 

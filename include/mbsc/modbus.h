@@ -32,12 +32,12 @@
  *    client call works the same on both.
  *  - server (slave): built on mbsc_server (mbsc/server.h): one event loop
  *    (epoll on Linux), no threads, no select(), no FD_SETSIZE limit.  Each
- *    opened request of a confirmed session is checked (MBAP header; then,
- *    after the request hook, the byte counts and quantities of its
- *    function code, and both address ranges of a 0x17 request against the
- *    mapping) and handed to modbus_reply() directly; the reply is captured
- *    and sealed.  Only authenticated, well-formed ADUs ever reach
- *    libmodbus's parser.
+ *    opened request of a confirmed session is checked (MBAP header; the
+ *    lengths, byte counts and quantities of its function code, by the
+ *    table of mbsc/pdu.h; then the request hook; then both address ranges
+ *    of a 0x17 request against the mapping) and handed to modbus_reply()
+ *    directly; the reply is captured and sealed.  Only authenticated,
+ *    well-formed ADUs ever reach libmodbus's parser.
  *
  * Never plaintext: the adapter's contexts are created with a target
  * address that libmodbus cannot parse (inet_addr() gives 255.255.255.255,
@@ -66,6 +66,7 @@
 
 #include "mbsc/conn.h"
 #include "mbsc/export.h"
+#include "mbsc/pdu.h"
 #include "mbsc/server.h"
 #include "mbsc/session.h"
 
@@ -73,8 +74,8 @@
 extern "C" {
 #endif
 
-/* Largest Modbus/TCP ADU (MBAP header + PDU), per the Modbus spec. */
-#define MBSC_MODBUS_MAX_ADU 260u
+/* Largest Modbus/TCP ADU (MBAP header + PDU): MBSC_ADU_MAX, by its older name. */
+#define MBSC_MODBUS_MAX_ADU MBSC_ADU_MAX
 
 /* ---- client (master) ------------------------------------------------------ */
 
@@ -217,7 +218,7 @@ enum mbsc_modbus_verdict {
     MBSC_MODBUS_ANSWER = 2  /* answer with the ADU the hook wrote to answer[] */
 };
 
-/* A request as the hook sees it: MBAP header checked, PDU not yet. */
+/* A request as the hook sees it: MBAP header and PDU shape (mbsc/pdu.h) checked. */
 struct mbsc_modbus_request {
     uint64_t connection_id;
     const char *peer_address;
@@ -231,7 +232,10 @@ struct mbsc_modbus_request {
 };
 
 /*
- * Called for each request before anything else looks at its PDU.  REFUSE:
+ * Called for each request whose PDU is well formed for its function
+ * (mbsc_pdu_check_request: a malformed one has already been answered with
+ * 03 or 02, so that the hook - a role policy - judges only requests that
+ * mean something; docs/policy.md, "The order of checks").  REFUSE:
  * set *exception_code (it comes in as 01, Illegal Function, which is what
  * Modbus/TCP Security prescribes for a function the role may not use).
  * ANSWER: write a whole ADU (MBAP header with the request's transaction

@@ -116,7 +116,8 @@ MBSC_API int mbsc_policy_has_role(const mbsc_policy *policy, const char *role);
  * Functions 0x01-0x06, 0x0F, 0x10, 0x16, 0x17 and 0x18 are decided by the
  * table rules (0x16, mask write, needs write access; 0x17 needs read
  * access to its read range and write access to its write range; 0x18, read
- * FIFO queue, read access to its FIFO pointer address); every other
+ * FIFO queue, read access to its FIFO pointer address and the 31 registers
+ * after it, the queue it may return); every other
  * function code only by the role's "function" rules: a rule naming the code
  * whole, or, for 0x08 and 0x2B, one naming the request's sub-function (the
  * 16 bits after 0x08) or MEI type (the byte after 0x2B).  A request too

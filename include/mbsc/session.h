@@ -45,6 +45,7 @@
 #include "mbsc/cipher.h"
 #include "mbsc/export.h"
 #include "mbsc/keys.h"
+#include "mbsc/pdu.h"  /* MBSC_ADU_MAX, the default payload limit */
 #include "mbsc/wire.h" /* the wire constants of mbsc/1 */
 
 #ifdef __cplusplus
@@ -53,7 +54,7 @@ extern "C" {
 
 #define MBSC_DEFAULT_HANDSHAKE_TIMEOUT_MS 10000u
 /* Largest payload a session buffers unless configured: one Modbus/TCP ADU. */
-#define MBSC_DEFAULT_MAX_PAYLOAD 260u
+#define MBSC_DEFAULT_MAX_PAYLOAD MBSC_ADU_MAX
 
 enum mbsc_role {
     MBSC_ROLE_MASTER = 1, /* Modbus client, Noise initiator */

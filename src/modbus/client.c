@@ -205,9 +205,9 @@ static int request_ready(const struct pump *p)
 {
     size_t n;
 
-    if (p->req_len < MB_LENGTH_END)
+    if (p->req_len < MBSC_MBAP_LENGTH_END)
         return 0;
-    n = mb_adu_length(p->req);
+    n = mbsc_adu_length(p->req);
     return n == 0 || n <= p->req_len;
 }
 
@@ -215,7 +215,7 @@ static int request_ready(const struct pump *p)
 static void pump_seal(struct pump *p)
 {
     while (p->conn != NULL && request_ready(p)) {
-        size_t n = mb_adu_length(p->req);
+        size_t n = mbsc_adu_length(p->req);
         int r;
 
         if (n == 0) {

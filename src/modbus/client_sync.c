@@ -169,7 +169,7 @@ static ssize_t sync_send(struct mb_sync *t, modbus_t *ctx, const uint8_t *req, i
         return -1;
     }
     /* libmodbus writes the MBAP header itself: only a raw request can be malformed. */
-    if (len < (int)MB_MIN_ADU || (size_t)len > MBSC_MODBUS_MAX_ADU ||
+    if (len < (int)MBSC_ADU_MIN || (size_t)len > MBSC_MODBUS_MAX_ADU ||
         mbsc_modbus_check_adu(req, (size_t)len) != MBSC_OK) {
         errno = EMBBADDATA;
         return -1;

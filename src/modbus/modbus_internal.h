@@ -20,22 +20,6 @@
 #include "mbsc/modbus.h"
 
 /*
- * Modbus/TCP framing (Modbus Messaging on TCP/IP Implementation Guide
- * v1.0b, section 3.1.3): the MBAP header is transaction id (2), protocol
- * id (2, always 0), length (2), unit id (1); the length field counts the
- * unit id and the PDU, that is every byte after itself.
- */
-#define MB_LENGTH_END 6u /* bytes up to and including the MBAP length field */
-#define MB_MIN_ADU    8u /* MBAP header (7) + function code (1) */
-#define MB_MBAP_BYTES 7u /* transaction id, protocol id, length, unit id */
-
-/* Modbus exception codes (Modbus Application Protocol v1.1b3, section 7). */
-#define MB_EXC_ILLEGAL_FUNCTION     1u
-#define MB_EXC_ILLEGAL_DATA_ADDRESS 2u
-#define MB_EXC_ILLEGAL_DATA_VALUE   3u
-#define MB_EXCEPTION_BYTES          9u /* MBAP + function | 0x80 + code */
-
-/*
  * Target address given to libmodbus for every adapter context.  inet_addr()
  * cannot parse it and returns INADDR_NONE (255.255.255.255), to which a TCP
  * connect() fails at once (ENETUNREACH on Linux); port 0 is refused too.  So
@@ -45,13 +29,6 @@
  */
 #define MB_UNREACHABLE_IP   "mbsc.invalid"
 #define MB_UNREACHABLE_PORT 0
-
-/*
- * Length of the ADU whose first MB_LENGTH_END bytes are hdr, from its MBAP
- * length field; 0 if the header is malformed (protocol id not 0, ADU
- * shorter than MB_MIN_ADU or longer than MBSC_MODBUS_MAX_ADU).
- */
-size_t mb_adu_length(const uint8_t hdr[MB_LENGTH_END]);
 
 /*
  * A non-blocking, close-on-exec AF_UNIX stream pair whose descriptors are
@@ -68,15 +45,18 @@ int mb_socketpair(int pair[2], char *why, size_t why_len);
 modbus_t *mb_context_new(int fd);
 
 /*
- * Check a request whose MBAP header is already known good
- * (mbsc_modbus_check_adu) against the rules of its function code and, for
- * 0x17, against map: 0 if modbus_reply() may have it, otherwise the Modbus
- * exception code to answer with (adu.c cites the specification).
+ * A request whose shape has passed the function table (mbsc/pdu.h), as
+ * modbus_reply() will see it: 0 if modbus_reply() may have it, 01 for a
+ * function it does not implement, 02 for a 0x17 range outside map.
+ */
+uint8_t mb_check_reply(const uint8_t *adu, size_t len, const modbus_mapping_t *map);
+
+/*
+ * Both checks in the order a request meets them without a hook in
+ * between: mbsc_pdu_check_request() on its PDU, then mb_check_reply().
+ * The ADU's MBAP header must already be known good (mbsc_modbus_check_adu).
  */
 uint8_t mb_check_request(const uint8_t *adu, size_t len, const modbus_mapping_t *map);
-
-/* The exception reply to req (its MBAP and function code) with code. */
-size_t mb_exception_reply(const uint8_t *req, uint8_t code, uint8_t rsp[MB_EXCEPTION_BYTES]);
 
 /* Text for an errno value set by libmodbus (its own codes) or the system. */
 const char *mb_errno_text(int e);

@@ -3,16 +3,19 @@
  * server.c - a libmodbus slave on mbsc_server (mbsc/server.h): one thread,
  * one event loop, modbus_reply() called directly on each opened request.
  *
- * For each request of a confirmed session, in order:
+ * For each request of a confirmed session, in order (docs/policy.md, "The
+ * order of checks", which mbsc-gateway follows too):
  *   1. the MBAP header is checked (mbsc_modbus_check_adu): a payload that
  *      is not one Modbus/TCP ADU ends the session (docs/protocol.md);
- *   2. the application's hook, if any, sees the request with the master's
- *      name and role, and lets it through, refuses it with an exception of
- *      its choice, or answers it itself;
- *   3. the PDU is checked against the rules of its function code, and a
- *      0x17 request against the mapping (adu.c, mb_check_request): what
- *      breaks them is answered with an exception here;
- *   4. modbus_reply() answers from the mapping.  libmodbus sends the reply
+ *   2. the PDU's shape, by the function table (mbsc_pdu_check_request):
+ *      lengths, byte counts, quantities, exception 03 (or 02);
+ *   3. the application's hook, if any, sees the well-formed request with
+ *      the master's name and role, and lets it through, refuses it with an
+ *      exception of its choice (secure_slave: the role policy, 01), or
+ *      answers it itself;
+ *   4. what modbus_reply() needs (adu.c, mb_check_reply): a function it
+ *      implements (else 01), 0x17's ranges inside the mapping (else 02);
+ *   5. modbus_reply() answers from the mapping.  libmodbus sends the reply
  *      on its context's socket, one end of a socketpair; we read it from
  *      the other end, check it and seal it.
  * No modbus_receive(), no select(): two system calls per request on top of
@@ -135,7 +138,7 @@ static int ask_hook(mbsc_modbus_server *srv, const struct mbsc_server_conn_info 
                     size_t *rsp_len, char *detail, size_t detail_len)
 {
     struct mbsc_modbus_request req;
-    uint8_t code = MB_EXC_ILLEGAL_FUNCTION;
+    uint8_t code = MBSC_EXC_ILLEGAL_FUNCTION;
     size_t answer_len = 0;
     enum mbsc_modbus_verdict v;
 
@@ -158,7 +161,7 @@ static int ask_hook(mbsc_modbus_server *srv, const struct mbsc_server_conn_info 
                      (unsigned)code);
             return -1;
         }
-        *rsp_len = mb_exception_reply(adu, code, rsp);
+        *rsp_len = mbsc_adu_exception(adu, code, rsp);
         return 1;
     case MBSC_MODBUS_ANSWER:
         if (answer_len > MBSC_MODBUS_MAX_ADU || mbsc_modbus_check_adu(rsp, answer_len) != MBSC_OK ||
@@ -201,15 +204,20 @@ static void on_request(void *user, mbsc_server *core, const struct mbsc_server_c
         ev.adu_len = len;
         srv->fn(srv->user, &ev);
     }
-    r = srv->hook != NULL ? ask_hook(srv, ci, adu, len, rsp, &rsp_len, detail, sizeof detail) : 0;
+    exc = mbsc_pdu_check_request(adu + MBSC_MBAP_BYTES, len - MBSC_MBAP_BYTES);
+    r = 0;
+    if (exc != 0)
+        rsp_len = mbsc_adu_exception(adu, exc, rsp);
+    else if (srv->hook != NULL)
+        r = ask_hook(srv, ci, adu, len, rsp, &rsp_len, detail, sizeof detail);
     if (r < 0) {
         (void)mbsc_server_close(core, ci->id, MBSC_ERR_MODBUS, detail);
         goto out; /* the hook may have written part of an answer */
     }
-    if (r == 0) {
-        exc = mb_check_request(adu, len, srv->map);
+    if (r == 0 && rsp_len == 0) {
+        exc = mb_check_reply(adu, len, srv->map);
         if (exc != 0) {
-            rsp_len = mb_exception_reply(adu, exc, rsp);
+            rsp_len = mbsc_adu_exception(adu, exc, rsp);
         } else if (call_modbus_reply(srv, adu, len, rsp, &rsp_len, detail, sizeof detail) !=
                    MBSC_OK) {
             (void)mbsc_server_close(core, ci->id, MBSC_ERR_MODBUS, detail);

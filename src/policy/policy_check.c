@@ -2,57 +2,24 @@
 /*
  * policy_check.c - may this role make this request?
  *
- * The request's function code says which table it touches, how (read or
- * write) and where its address and quantity fields are (Modbus Application
- * Protocol v1.1b3, section 6; the table of policy_functions.c).  A request is allowed only if one
- * of the role's ranges for that table and access holds every address it touches (ranges are merged
- * when the policy is parsed, so one is enough).
+ * The library's function table (mbsc/pdu.h, mbsc_pdu_ranges) says which
+ * table a request touches, how (read or write) and which addresses.  A
+ * request is allowed only if one of the role's ranges for that table and
+ * access holds every address it touches (ranges are merged when the
+ * policy is parsed, so one is enough).  Other codes are decided by the
+ * role's "function" rules (policy_functions.c for the sub-functions).
  *
  * The check reads only the fields it needs and refuses a PDU too short for
- * them; it does not judge whether the request is otherwise well formed (the
- * ADU check before it does).  Nothing here is secret: roles, addresses and
+ * them; it does not judge whether the request is otherwise well formed:
+ * the servers check the shape first (docs/policy.md, "The order of
+ * checks").  Nothing here is secret: roles, addresses and
  * function codes are what the master sent in the clear of its session.
  */
 #include <string.h>
 
 #include "internal.h"
+#include "mbsc/pdu.h"
 #include "policy/policy_internal.h"
-
-/* What one request needs: up to two (table, access, first, count) touches. */
-struct touch {
-    enum policy_table table;
-    enum policy_access access;
-    unsigned long first, count;
-};
-
-static unsigned long be16_at(const uint8_t *p)
-{
-    return ((unsigned long)p[0] << 8) | p[1];
-}
-
-/*
- * Fill t[] with what a request of f touches (policy_functions.c) and
- * return how many (0 for a function the table rules do not decide), or
- * -1 if the PDU is too short for its address fields.
- */
-static int request_touches(const struct policy_function *f, const uint8_t *pdu, size_t len,
-                           struct touch t[2])
-{
-    int i;
-
-    if (f->touches == 0)
-        return 0;
-    if (len < mbsc_policy_min_length(f))
-        return -1;
-    for (i = 0; i < f->touches; i++) {
-        const struct policy_touch_rule *r = &f->touch[i];
-        t[i].table = (enum policy_table)r->table;
-        t[i].access = (enum policy_access)r->access;
-        t[i].first = be16_at(pdu + r->address_at);
-        t[i].count = r->count_at != 0 ? be16_at(pdu + r->count_at) : 1;
-    }
-    return f->touches;
-}
 
 static int covered(const struct policy_ranges *set, unsigned long first, unsigned long last)
 {
@@ -84,11 +51,11 @@ static int check_function(const struct policy_role *r, const struct policy_funct
         mbsc_why(why, why_len, "role %s may not use function 0x%02x", r->name, fc);
         return MBSC_ERR_POLICY_DENIED;
     }
-    if (len < mbsc_policy_min_length(f)) {
+    if (len < 1u + f->sub_bytes) {
         mbsc_why(why, why_len, "request too short for function 0x%02x (no %s)", fc, f->sub_word);
         return MBSC_ERR_POLICY_DENIED;
     }
-    sub = f->sub_bytes == 2 ? be16_at(pdu + 1) : pdu[1];
+    sub = (unsigned long)mbsc_pdu_subfunction(pdu, len);
     if (covered(subs, sub, sub))
         return MBSC_OK;
     mbsc_why(why, why_len, "role %s may not use function 0x%02x %s 0x%0*lx", r->name, fc,
@@ -117,9 +84,8 @@ MBSC_API int mbsc_policy_has_role(const mbsc_policy *p, const char *role)
 MBSC_API int mbsc_policy_check(const mbsc_policy *p, const char *role, const uint8_t *pdu,
                                size_t pdu_len, char *why, size_t why_len)
 {
-    const struct policy_function *f;
     const struct policy_role *r;
-    struct touch t[2];
+    struct mbsc_pdu_range t[2];
     unsigned fc;
     int n, i;
 
@@ -145,21 +111,24 @@ MBSC_API int mbsc_policy_check(const mbsc_policy *p, const char *role, const uin
         mbsc_why(why, why_len, "role %s is not in the policy (function 0x%02x)", role, fc);
         return MBSC_ERR_POLICY_DENIED;
     }
-    f = mbsc_policy_function(fc);
-    n = request_touches(f, pdu, pdu_len, t);
+    n = mbsc_pdu_ranges(pdu, pdu_len, t);
     if (n < 0) {
         mbsc_why(why, why_len, "request too short for function 0x%02x", fc);
         return MBSC_ERR_POLICY_DENIED;
     }
     if (n == 0)
-        return check_function(r, f, pdu, pdu_len, why, why_len);
+        return check_function(r, mbsc_policy_function(fc), pdu, pdu_len, why, why_len);
     for (i = 0; i < n; i++) {
+        /* The policy's tables are the four of mbsc/pdu.h, in the same order. */
+        enum policy_table table = (enum policy_table)(t[i].table - MBSC_PDU_COILS);
+        enum policy_access access = t[i].access == MBSC_PDU_WRITE ? POLICY_WRITE : POLICY_READ;
         /* A quantity of 0 touches nothing, but is judged at its address. */
-        unsigned long last = t[i].first + (t[i].count > 0 ? t[i].count - 1 : 0);
-        if (last > 0xFFFF || !covered(&r->rights[t[i].table][t[i].access], t[i].first, last)) {
+        unsigned long first = t[i].first, last = first + (t[i].count > 0 ? t[i].count - 1 : 0);
+
+        if (last > 0xFFFF || !covered(&r->rights[table][access], first, last)) {
             mbsc_why(why, why_len, "role %s may not %s %s %lu-%lu (function 0x%02x)", role,
-                     mbsc_policy_access_names[t[i].access], mbsc_policy_table_names[t[i].table],
-                     t[i].first, last, fc);
+                     mbsc_policy_access_names[access], mbsc_policy_table_names[table], first, last,
+                     fc);
             return MBSC_ERR_POLICY_DENIED;
         }
     }

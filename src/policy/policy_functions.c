@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * policy_functions.c - what the policy knows about each Modbus function
- * code, in one table (Modbus Application Protocol v1.1b3, sections 5.1
- * and 6): which table a request touches and where its address and
- * quantity fields are, which codes carry a sub-function that a rule may
- * name, and which codes grant more than their name suggests when a rule
- * names them whole.  The parser and the request check both read it; no
- * other file of the policy knows a function code.
+ * policy_functions.c - what the policy adds to the library's function
+ * table (mbsc/pdu.h, which says which table a request touches and where
+ * its address and quantity are): which codes carry a sub-function that a
+ * rule may name, and which codes grant more than their name suggests when
+ * a rule names them whole (Modbus Application Protocol v1.1b3, sections
+ * 5.1 and 6).  The parser and the request check both read it; no other
+ * file of the policy knows a function code.
  *
  * How the policy treats the codes that reach data outside the four tables'
  * address rules:
@@ -18,9 +18,10 @@
  *    code (sections 6.19 to 6.21) decides; 0x0D carries CANopen requests,
  *    which read and write objects no table rule covers, 0x0E is read
  *    device identification.  A whole grant is warned.
- *  - 0x18 read FIFO queue (section 6.18) reads the queue of holding
- *    registers named by its FIFO pointer address, without clearing it: it
- *    is a table function, allowed by read access to that address.
+ *  - 0x18 read FIFO queue (section 6.18) reads the count register at its
+ *    FIFO pointer address and up to 31 queued registers after it, without
+ *    clearing them: it is a table function, allowed by read access to the
+ *    pointer address and the 31 after it (mbsc_pdu_ranges).
  *  - 0x14 read file record and 0x15 write file record (sections 6.14,
  *    6.15) address records of files, not the tables (on many devices the
  *    files overlay the registers): only a "function" rule allows them,
@@ -28,35 +29,10 @@
  */
 #include <stddef.h>
 
+#include "mbsc/pdu.h"
 #include "policy/policy_internal.h"
 
-#define HR POLICY_HOLDING_REGISTERS
-#define R  POLICY_READ
-#define W  POLICY_WRITE
-
-/* A request with an address at byte 1 and a quantity at byte 3. */
-#define RANGE(table, access)                                                                       \
-    {                                                                                              \
-        (table), (access), 1, 3                                                                    \
-    }
-/* A request that touches the one address at byte 1. */
-#define ONE(table, access)                                                                         \
-    {                                                                                              \
-        (table), (access), 1, 0                                                                    \
-    }
-
 static const struct policy_function functions[POLICY_FUNCTION_CODES] = {
-    [0x01] = {.name = "read coils", .touches = 1, .touch = {RANGE(POLICY_COILS, R)}},
-    [0x02] = {.name = "read discrete inputs",
-              .touches = 1,
-              .touch = {RANGE(POLICY_DISCRETE_INPUTS, R)}},
-    [0x03] = {.name = "read holding registers", .touches = 1, .touch = {RANGE(HR, R)}},
-    [0x04] = {.name = "read input registers",
-              .touches = 1,
-              .touch = {RANGE(POLICY_INPUT_REGISTERS, R)}},
-    [0x05] = {.name = "write single coil", .touches = 1, .touch = {ONE(POLICY_COILS, W)}},
-    [0x06] = {.name = "write single register", .touches = 1, .touch = {ONE(HR, W)}},
-    [0x07] = {.name = "read exception status"},
     [0x08] = {.name = "diagnostics",
               .sub_bytes = 2,
               .sub_slot = POLICY_SUB_DIAGNOSTICS,
@@ -65,11 +41,6 @@ static const struct policy_function functions[POLICY_FUNCTION_CODES] = {
                             "communications option and 0x0004 force listen only mode, which "
                             "take the device off the bus; name the sub-functions the role "
                             "needs, e.g. 'function 0x08:0x00' (return query data)"},
-    [0x0B] = {.name = "get comm event counter"},
-    [0x0C] = {.name = "get comm event log"},
-    [0x0F] = {.name = "write multiple coils", .touches = 1, .touch = {RANGE(POLICY_COILS, W)}},
-    [0x10] = {.name = "write multiple registers", .touches = 1, .touch = {RANGE(HR, W)}},
-    [0x11] = {.name = "report server id"},
     [0x14] = {.name = "read file record",
               .whole_risk = "lets the role read every record of every file: file records are "
                             "not the register tables that read rules limit (on many devices "
@@ -80,14 +51,6 @@ static const struct policy_function functions[POLICY_FUNCTION_CODES] = {
                             "not the register tables that write rules limit (on many devices "
                             "they overlay the registers), and no rule can narrow them; grant it "
                             "only to a role that may write all of the device's memory"},
-    /* Changes one register; its answer echoes the request and reveals nothing. */
-    [0x16] = {.name = "mask write register", .touches = 1, .touch = {ONE(HR, W)}},
-    /* Its read range, then its write range: both rights. */
-    [0x17] = {.name = "read/write multiple registers",
-              .touches = 2,
-              .touch = {RANGE(HR, R), {HR, W, 5, 7}}},
-    /* The queue named by its FIFO pointer address, read and not cleared. */
-    [0x18] = {.name = "read FIFO queue", .touches = 1, .touch = {ONE(HR, R)}},
     [0x2B] = {.name = "encapsulated interface transport",
               .sub_bytes = 1,
               .sub_slot = POLICY_SUB_MEI,
@@ -100,23 +63,25 @@ static const struct policy_function functions[POLICY_FUNCTION_CODES] = {
 
 const struct policy_function *mbsc_policy_function(unsigned code)
 {
-    static const struct policy_function unknown = {.name = NULL};
+    static const struct policy_function nothing = {.name = NULL};
 
-    return code < POLICY_FUNCTION_CODES ? &functions[code] : &unknown;
+    return code < POLICY_FUNCTION_CODES ? &functions[code] : &nothing;
 }
 
-size_t mbsc_policy_min_length(const struct policy_function *f)
+int mbsc_policy_table_code(unsigned code, enum policy_table *table, enum policy_access *access,
+                           int *both)
 {
-    size_t need = 1 + (size_t)f->sub_bytes;
-    unsigned i;
+    const struct mbsc_pdu_function *f;
+    size_t i;
 
-    for (i = 0; i < f->touches; i++) {
-        size_t end =
-            (size_t)(f->touch[i].count_at > f->touch[i].address_at ? f->touch[i].count_at
-                                                                   : f->touch[i].address_at) +
-            2;
-        if (end > need)
-            need = end;
+    for (i = 0; (f = mbsc_pdu_function_at(i)) != NULL; i++) {
+        if (f->code != code || f->table == MBSC_PDU_NO_TABLE)
+            continue;
+        /* The policy's tables are the four of mbsc/pdu.h, in the same order. */
+        *table = (enum policy_table)(f->table - MBSC_PDU_COILS);
+        *access = f->access == MBSC_PDU_WRITE ? POLICY_WRITE : POLICY_READ;
+        *both = f->access == MBSC_PDU_READ_WRITE;
+        return 1;
     }
-    return need;
+    return 0;
 }

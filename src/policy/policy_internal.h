@@ -47,20 +47,14 @@ struct policy_ranges {
 /* The codes whose rules may name sub-functions: one set of them per role. */
 enum policy_sub_slot { POLICY_SUB_DIAGNOSTICS, POLICY_SUB_MEI, POLICY_SUB_COUNT };
 
-/* Where a request names what it touches in a table: byte offsets in its PDU. */
-struct policy_touch_rule {
-    uint8_t table;      /* enum policy_table */
-    uint8_t access;     /* enum policy_access */
-    uint8_t address_at; /* the 16-bit big-endian address */
-    uint8_t count_at;   /* the 16-bit quantity; 0: the one address */
-};
-
-/* What the policy knows about one function code (policy_functions.c). */
+/*
+ * What the policy adds to the function table of mbsc/pdu.h, which says
+ * what each request touches (policy_functions.c): for the codes a rule
+ * may narrow, where the sub-function is, and for the codes that grant
+ * more than they seem when a rule names them whole, why.
+ */
 struct policy_function {
-    const char *name; /* as the specification names it; NULL: a code it does not name */
-    /* 1 or 2: decided by the table rules, by these touches; 0: by "function" rules. */
-    uint8_t touches;
-    struct policy_touch_rule touch[2];
+    const char *name; /* for messages; NULL: nothing to add */
     /* 2: a 16-bit sub-function follows the code, 1: a byte; 0: none. */
     uint8_t sub_bytes;
     uint8_t sub_slot;     /* enum policy_sub_slot, when sub_bytes != 0 */
@@ -70,11 +64,16 @@ struct policy_function {
     const char *whole_risk;
 };
 
-/* The entry of code; one with no name and nothing set for codes it does not know. */
+/* The entry of code; one with nothing set for codes the policy adds nothing to. */
 const struct policy_function *mbsc_policy_function(unsigned code);
 
-/* Shortest PDU that holds the fields f's decision reads. */
-size_t mbsc_policy_min_length(const struct policy_function *f);
+/*
+ * Whether the table rules decide code (it names a range of one of the four
+ * tables, mbsc_pdu_ranges); if so, the table and access of its first range
+ * and whether it also has a second (0x17) in *table, *access, *both.
+ */
+int mbsc_policy_table_code(unsigned code, enum policy_table *table, enum policy_access *access,
+                           int *both);
 
 #define POLICY_ROLE_SIZE 64 /* a role name (1 to 63 characters) and its NUL */
 

@@ -25,6 +25,7 @@
 
 #include "internal.h"
 #include "keys/keyio.h"
+#include "mbsc/pdu.h"
 #include "policy/policy_internal.h"
 
 const char *const mbsc_policy_table_names[POLICY_TABLE_COUNT] = {
@@ -278,7 +279,10 @@ static int function_item(void *ctx, const char *s, size_t n)
     const char *colon = memchr(s, ':', n);
     size_t code_len = colon != NULL ? (size_t)(colon - s) : n;
     const struct policy_function *f;
+    enum policy_table table;
+    enum policy_access access;
     unsigned long code;
+    int both;
 
     if (colon == s) {
         c->at->msg = "a sub-function needs its function code, with no space before ':' (e.g. "
@@ -291,14 +295,16 @@ static int function_item(void *ctx, const char *s, size_t n)
         return MBSC_ERR_POLICY_SYNTAX;
     }
     f = mbsc_policy_function((unsigned)code);
-    if (f->touches > 0) {
-        const struct policy_touch_rule *t = &f->touch[0];
+    if (mbsc_policy_table_code((unsigned)code, &table, &access, &both)) {
+        uint8_t fc = (uint8_t)code;
+        const struct mbsc_pdu_function *pf = mbsc_pdu_lookup(&fc, 1);
+
         (void)snprintf(c->at->msg_buf, sizeof c->at->msg_buf,
                        "function 0x%02lx (%s) reads or writes a table, so the table rules "
                        "decide it: allow it with a rule such as 'ROLE %s %s 0-99'",
-                       code, f->name,
-                       f->touches > 1 ? "read-write" : mbsc_policy_access_names[t->access],
-                       mbsc_policy_table_names[t->table]);
+                       code, pf != NULL ? pf->name : "a table function",
+                       both ? "read-write" : mbsc_policy_access_names[access],
+                       mbsc_policy_table_names[table]);
         c->at->msg = c->at->msg_buf;
         return MBSC_ERR_POLICY_SYNTAX;
     }
