@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * loop.c - the gateway's event loop (loop.h): epoll, a short list of
+ * timers, deferred work, and the clock.
+ *
+ * Timers are few (a handful per route, one per control client, one for
+ * the mbsc server), so a list scanned once a turn beats a heap.  A watch
+ * that waits for nothing is taken out of the epoll set, so that a socket
+ * the gateway does not read for now (back-pressure) cannot wake it with a
+ * hang-up over and over; it is put back when it waits for something again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loop.h"
+
+#define EVENTS_PER_WAIT 64
+#define BEFORE_WAIT_MAX 8
+
+struct gw_watch {
+    struct gw_loop *l;
+    int fd;
+    unsigned events;
+    int in_set; /* registered with epoll (events != 0) */
+    int dead;
+    gw_io_fn fn;
+    void *data;
+    struct gw_watch *next_dead;
+};
+
+struct gw_timer {
+    struct gw_loop *l;
+    int64_t due_ns;
+    int armed, firing, dead;
+    gw_timer_fn fn;
+    void *data;
+    struct gw_timer *prev, *next;
+};
+
+struct task {
+    gw_task_fn fn;
+    void *data;
+};
+
+struct hook {
+    gw_task_fn fn;
+    void *data;
+};
+
+struct gw_loop {
+    int epfd;
+    struct gw_timer *timers; /* every timer, armed or not */
+    struct gw_watch *dead_watches;
+    int dead_timers;
+    struct task *tasks;
+    size_t n_tasks, cap_tasks;
+    struct hook before[BEFORE_WAIT_MAX];
+    size_t n_before;
+    int stopped, status;
+    char error[128];
+};
+
+/* ---- the clock ---- */
+
+int64_t gw_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int gw_ms_until(int64_t at_ns, int64_t now_ns)
+{
+    int64_t ms;
+
+    if (at_ns <= now_ns)
+        return 0;
+    ms = (at_ns - now_ns + 999999) / 1000000;
+    return ms > 3600000 ? 3600000 : (int)ms;
+}
+
+int gw_min_timeout(int a, int b)
+{
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return a < b ? a : b;
+}
+
+/* ---- the loop ---- */
+
+struct gw_loop *gw_loop_new(char *why, size_t why_len)
+{
+    struct gw_loop *l = calloc(1, sizeof *l);
+
+    if (l == NULL) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (l->epfd < 0) {
+        snprintf(why, why_len, "epoll_create1: %s", strerror(errno));
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+static void sweep(struct gw_loop *l)
+{
+    struct gw_timer *t, *next;
+
+    while (l->dead_watches != NULL) {
+        struct gw_watch *w = l->dead_watches;
+
+        l->dead_watches = w->next_dead;
+        free(w);
+    }
+    if (l->dead_timers == 0)
+        return;
+    for (t = l->timers; t != NULL; t = next) {
+        next = t->next;
+        if (!t->dead)
+            continue;
+        if (t->prev != NULL)
+            t->prev->next = t->next;
+        else
+            l->timers = t->next;
+        if (t->next != NULL)
+            t->next->prev = t->prev;
+        free(t);
+    }
+    l->dead_timers = 0;
+}
+
+void gw_loop_free(struct gw_loop *l)
+{
+    if (l == NULL)
+        return;
+    sweep(l);
+    while (l->timers != NULL) {
+        struct gw_timer *t = l->timers;
+
+        l->timers = t->next;
+        free(t);
+    }
+    free(l->tasks);
+    close(l->epfd);
+    free(l);
+}
+
+/* ---- watches ---- */
+
+static uint32_t epoll_events(unsigned events)
+{
+    return (events & GW_IN ? (uint32_t)EPOLLIN : 0u) | (events & GW_OUT ? (uint32_t)EPOLLOUT : 0u);
+}
+
+/* Make the epoll set agree with w->events. */
+static int sync_set(struct gw_watch *w)
+{
+    struct epoll_event ev;
+    int op;
+
+    memset(&ev, 0, sizeof ev);
+    ev.events = epoll_events(w->events);
+    ev.data.ptr = w;
+    if (w->events == 0) {
+        if (!w->in_set)
+            return 0;
+        op = EPOLL_CTL_DEL;
+    } else {
+        op = w->in_set ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    }
+    if (epoll_ctl(w->l->epfd, op, w->fd, &ev) != 0)
+        return -1;
+    w->in_set = w->events != 0;
+    return 0;
+}
+
+struct gw_watch *gw_watch_add(struct gw_loop *l, int fd, unsigned events, gw_io_fn fn, void *data)
+{
+    struct gw_watch *w = calloc(1, sizeof *w);
+
+    if (w == NULL)
+        return NULL;
+    w->l = l;
+    w->fd = fd;
+    w->events = events & (GW_IN | GW_OUT);
+    w->fn = fn;
+    w->data = data;
+    if (sync_set(w) != 0) {
+        int e = errno;
+
+        free(w);
+        errno = e;
+        return NULL;
+    }
+    return w;
+}
+
+int gw_watch_set(struct gw_watch *w, unsigned events)
+{
+    unsigned old = w->events;
+
+    events &= GW_IN | GW_OUT;
+    if (w->dead || events == old)
+        return 0;
+    w->events = events;
+    if (sync_set(w) != 0) {
+        w->events = old;
+        return -1;
+    }
+    return 0;
+}
+
+unsigned gw_watch_events(const struct gw_watch *w)
+{
+    return w->events;
+}
+
+void gw_watch_remove(struct gw_watch *w)
+{
+    if (w == NULL || w->dead)
+        return;
+    if (w->in_set)
+        (void)epoll_ctl(w->l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+    w->in_set = 0;
+    w->dead = 1;
+    w->next_dead = w->l->dead_watches;
+    w->l->dead_watches = w;
+}
+
+/* ---- timers ---- */
+
+struct gw_timer *gw_timer_new(struct gw_loop *l, gw_timer_fn fn, void *data)
+{
+    struct gw_timer *t = calloc(1, sizeof *t);
+
+    if (t == NULL)
+        return NULL;
+    t->l = l;
+    t->fn = fn;
+    t->data = data;
+    t->next = l->timers;
+    if (l->timers != NULL)
+        l->timers->prev = t;
+    l->timers = t;
+    return t;
+}
+
+void gw_timer_at(struct gw_timer *t, int64_t due_ns)
+{
+    if (t->dead)
+        return;
+    t->due_ns = due_ns;
+    t->armed = 1;
+    t->firing = 0; /* a new time: not part of the walk under way */
+}
+
+void gw_timer_in(struct gw_timer *t, int ms)
+{
+    if (ms < 0)
+        gw_timer_disarm(t);
+    else
+        gw_timer_at(t, gw_now_ns() + (int64_t)ms * 1000000);
+}
+
+void gw_timer_disarm(struct gw_timer *t)
+{
+    t->armed = 0;
+    t->firing = 0;
+}
+
+int gw_timer_armed(const struct gw_timer *t)
+{
+    return t->armed;
+}
+
+void gw_timer_free(struct gw_timer *t)
+{
+    if (t == NULL || t->dead)
+        return;
+    gw_timer_disarm(t);
+    t->dead = 1;
+    t->l->dead_timers = 1;
+}
+
+/* Milliseconds until the earliest armed timer (-1: none). */
+static int next_timeout(const struct gw_loop *l, int64_t now)
+{
+    const struct gw_timer *t;
+    int ms = -1;
+
+    for (t = l->timers; t != NULL; t = t->next)
+        if (t->armed && !t->dead)
+            ms = gw_min_timeout(ms, gw_ms_until(t->due_ns, now));
+    return ms;
+}
+
+/*
+ * Fire what is due now.  The timers due at the start are marked first, so
+ * that a callback arming a timer (its own included) for "now" does not
+ * make this walk go round for ever; it fires in the next turn.
+ */
+static void fire_timers(struct gw_loop *l)
+{
+    int64_t now = gw_now_ns();
+    struct gw_timer *t;
+
+    for (t = l->timers; t != NULL; t = t->next)
+        t->firing = t->armed && !t->dead && t->due_ns <= now;
+    for (t = l->timers; t != NULL; t = t->next) {
+        if (!t->firing)
+            continue;
+        t->firing = 0;
+        t->armed = 0;
+        t->fn(t->data);
+    }
+}
+
+/* ---- deferred work ---- */
+
+int gw_loop_defer(struct gw_loop *l, gw_task_fn fn, void *data)
+{
+    if (l->n_tasks == l->cap_tasks) {
+        size_t cap = l->cap_tasks != 0 ? 2 * l->cap_tasks : 16;
+        struct task *n = realloc(l->tasks, cap * sizeof *n);
+
+        if (n == NULL)
+            return -1;
+        l->tasks = n;
+        l->cap_tasks = cap;
+    }
+    l->tasks[l->n_tasks].fn = fn;
+    l->tasks[l->n_tasks].data = data;
+    l->n_tasks++;
+    return 0;
+}
+
+/* Tasks may defer more: they run in the same drain, in order. */
+static void run_tasks(struct gw_loop *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n_tasks; i++) {
+        struct task t = l->tasks[i]; /* the array may move under the call */
+
+        t.fn(t.data);
+    }
+    l->n_tasks = 0;
+}
+
+int gw_loop_before_wait(struct gw_loop *l, gw_task_fn fn, void *data)
+{
+    if (l->n_before == BEFORE_WAIT_MAX)
+        return -1;
+    l->before[l->n_before].fn = fn;
+    l->before[l->n_before].data = data;
+    l->n_before++;
+    return 0;
+}
+
+/* ---- turns ---- */
+
+int gw_loop_run(struct gw_loop *l)
+{
+    struct epoll_event ev[EVENTS_PER_WAIT];
+
+    l->stopped = 0;
+    while (!l->stopped) {
+        int n, i;
+        size_t h;
+
+        for (h = 0; h < l->n_before; h++)
+            l->before[h].fn(l->before[h].data);
+        run_tasks(l); /* what the hooks deferred, before sleeping on it */
+        sweep(l);
+        if (l->stopped)
+            break;
+        n = epoll_wait(l->epfd, ev, EVENTS_PER_WAIT,
+                       l->n_tasks > 0 ? 0 : next_timeout(l, gw_now_ns()));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(l->error, sizeof l->error, "epoll_wait: %s", strerror(errno));
+            return -1;
+        }
+        for (i = 0; i < n; i++) {
+            struct gw_watch *w = ev[i].data.ptr;
+            unsigned happened = 0;
+
+            if (w->dead)
+                continue; /* removed by an earlier callback of this turn */
+            if (ev[i].events & EPOLLIN)
+                happened |= GW_IN;
+            if (ev[i].events & EPOLLOUT)
+                happened |= GW_OUT;
+            if (ev[i].events & (EPOLLERR | EPOLLHUP))
+                happened |= GW_ERR;
+            w->fn(w->data, happened);
+        }
+        fire_timers(l);
+        run_tasks(l);
+        sweep(l);
+    }
+    return l->status;
+}
+
+void gw_loop_stop(struct gw_loop *l, int status)
+{
+    l->stopped = 1;
+    l->status = status;
+}
+
+const char *gw_loop_error(const struct gw_loop *l)
+{
+    return l->error;
+}
