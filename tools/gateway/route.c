@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * route.c - unit ids to upstreams (route.h): parsing and lookup.
+ *
+ * Every error says where (the option or FILE:LINE), what is wrong and the
+ * fix, because a gateway that routes a unit to the wrong PLC writes to
+ * the wrong machine: an overlap between two routes is an error, never
+ * "the last one wins".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <mbsc.h>
+
+#include "route.h"
+
+void gw_route_table_init(struct gw_route_table *t)
+{
+    size_t u;
+
+    memset(t, 0, sizeof *t);
+    for (u = 0; u < 256; u++)
+        t->by_unit[u] = GW_ROUTE_DEFAULT;
+}
+
+int gw_route_check_target(const char *target, const char *where, char *why, size_t why_len)
+{
+    char host[GW_TARGET_MAX], port[8];
+
+    if (mbsc_parse_hostport(target, host, sizeof host, port, sizeof port) != MBSC_OK) {
+        snprintf(why, why_len,
+                 "%s: '%s' is not HOST:PORT (e.g. 192.168.1.10:502 or [fd00::10]:502)", where,
+                 target);
+        return -1;
+    }
+    return 0;
+}
+
+/* A unit number: 1 to 3 decimal digits, 0..255; the end of it in *end. */
+static int parse_unit(const char *s, const char **end, unsigned *out)
+{
+    unsigned v = 0;
+    size_t n = 0;
+
+    while (s[n] >= '0' && s[n] <= '9' && n < 4)
+        v = v * 10 + (unsigned)(s[n++] - '0');
+    if (n == 0 || n > 3 || v > 255)
+        return -1;
+    *end = s + n;
+    *out = v;
+    return 0;
+}
+
+/* UNITS into r->units; 0 or -1 with why. */
+static int parse_units(struct gw_route *r, const char *s, size_t len, char *why, size_t why_len)
+{
+    char text[sizeof r->units_text];
+    const char *p = text;
+
+    if (len == 0 || len >= sizeof text) {
+        snprintf(why, why_len,
+                 "%s: the units must be N, N-M or a list of them separated by commas, in 1..255 "
+                 "(e.g. 1-10,20)",
+                 r->where);
+        return -1;
+    }
+    memcpy(text, s, len);
+    text[len] = '\0';
+    for (;;) {
+        unsigned lo, hi, u;
+
+        if (parse_unit(p, &p, &lo) != 0)
+            goto bad;
+        hi = lo;
+        if (*p == '-' && parse_unit(p + 1, &p, &hi) != 0)
+            goto bad;
+        if (hi < lo) {
+            snprintf(why, why_len, "%s: units %u-%u run backwards; write %u-%u", r->where, lo, hi,
+                     hi, lo);
+            return -1;
+        }
+        if (lo == 0) {
+            snprintf(why, why_len,
+                     "%s: unit 0 is the broadcast address: it always goes to the default route "
+                     "(--upstream); leave it out of the route",
+                     r->where);
+            return -1;
+        }
+        for (u = lo; u <= hi; u++)
+            r->units[u / 8] |= (uint8_t)(1u << (u % 8));
+        if (*p == '\0')
+            break;
+        if (*p != ',')
+            goto bad;
+        p++;
+    }
+    memcpy(r->units_text, text, len + 1);
+    return 0;
+bad:
+    snprintf(why, why_len,
+             "%s: bad units '%s': write N, N-M or a list of them separated by commas, each in "
+             "1..255 (e.g. 1-10,20)",
+             r->where, text);
+    return -1;
+}
+
+int gw_route_add(struct gw_route_table *t, const char *spec, char sep, const char *where, char *why,
+                 size_t why_len)
+{
+    struct gw_route r;
+    const char *split = strchr(spec, sep);
+    const char *target;
+    unsigned u;
+
+    memset(&r, 0, sizeof r);
+    snprintf(r.where, sizeof r.where, "%s", where);
+    if (split == NULL) {
+        snprintf(why, why_len,
+                 sep == '='
+                     ? "%s: '%s' is not UNITS=HOST:PORT (e.g. --route 1-10=192.168.1.10:502)"
+                     : "%s: '%s' is not 'UNITS HOST:PORT' (e.g. route = 1-10 192.168.1.10:502)",
+                 where, spec);
+        return -1;
+    }
+    if (parse_units(&r, spec, (size_t)(split - spec), why, why_len) != 0)
+        return -1;
+    target = split + 1;
+    while (sep == ' ' && *target == ' ')
+        target++;
+    if (strlen(target) >= sizeof r.target) {
+        snprintf(why, why_len, "%s: the target is longer than %zu characters", where,
+                 sizeof r.target - 1);
+        return -1;
+    }
+    if (gw_route_check_target(target, where, why, why_len) != 0)
+        return -1;
+    snprintf(r.target, sizeof r.target, "%s", target);
+    for (u = 1; u < 256; u++) {
+        int other = t->by_unit[u];
+
+        if (!(r.units[u / 8] >> (u % 8) & 1u) || other < 0)
+            continue;
+        snprintf(why, why_len,
+                 "%s: unit %u is already routed to %s by %s; a unit has one route: take it out "
+                 "of one of them",
+                 where, u, t->routes[other].target, t->routes[other].where);
+        return -1;
+    }
+    /* Routes to one target share its connection: many devices take one client only. */
+    for (u = 0; u < t->n; u++) {
+        struct gw_route *same = &t->routes[u];
+        size_t have = strlen(same->units_text);
+        unsigned v;
+
+        if (strcmp(same->target, r.target) != 0)
+            continue;
+        if (have + 1 + strlen(r.units_text) >= sizeof same->units_text) {
+            snprintf(why, why_len, "%s: too many unit lists for %s; join them into ranges", where,
+                     r.target);
+            return -1;
+        }
+        snprintf(same->units_text + have, sizeof same->units_text - have, ",%s", r.units_text);
+        for (v = 1; v < 256; v++)
+            if (r.units[v / 8] >> (v % 8) & 1u) {
+                same->units[v / 8] |= (uint8_t)(1u << (v % 8));
+                t->by_unit[v] = (int16_t)u;
+            }
+        return 0;
+    }
+    if (t->n == GW_MAX_ROUTES) {
+        snprintf(why, why_len, "%s: more than %u routes; group units into ranges (e.g. 1-10)",
+                 where, GW_MAX_ROUTES);
+        return -1;
+    }
+    t->routes[t->n] = r;
+    for (u = 1; u < 256; u++)
+        if (r.units[u / 8] >> (u % 8) & 1u)
+            t->by_unit[u] = (int16_t)t->n;
+    t->n++;
+    return 0;
+}
+
+int gw_route_set_default(struct gw_route_table *t, const char *target, const char *where, char *why,
+                         size_t why_len)
+{
+    if (strlen(target) >= sizeof t->default_target) {
+        snprintf(why, why_len, "%s: the target is longer than %zu characters", where,
+                 sizeof t->default_target - 1);
+        return -1;
+    }
+    if (gw_route_check_target(target, where, why, why_len) != 0)
+        return -1;
+    snprintf(t->default_target, sizeof t->default_target, "%s", target);
+    return 0;
+}
+
+int gw_route_lookup(const struct gw_route_table *t, uint8_t unit)
+{
+    int r = t->by_unit[unit];
+
+    if (r >= 0)
+        return r;
+    return t->default_target[0] != '\0' ? GW_ROUTE_DEFAULT : GW_ROUTE_NONE;
+}
