@@ -306,9 +306,11 @@ static int next_timeout(const struct gw_loop *l, int64_t now)
 }
 
 /*
- * Fire what is due now.  The timers due at the start are marked first, so
- * that a callback arming a timer (its own included) for "now" does not
- * make this walk go round for ever; it fires in the next turn.
+ * Fire what is due now, earliest first (a late turn may find several due).
+ * The timers due at the start are marked first, so that a callback arming
+ * a timer (its own included) for "now" does not make this walk go round
+ * for ever: it fires in the next turn.  Arming, disarming or freeing a
+ * marked timer unmarks it.
  */
 static void fire_timers(struct gw_loop *l)
 {
@@ -317,12 +319,17 @@ static void fire_timers(struct gw_loop *l)
 
     for (t = l->timers; t != NULL; t = t->next)
         t->firing = t->armed && !t->dead && t->due_ns <= now;
-    for (t = l->timers; t != NULL; t = t->next) {
-        if (!t->firing)
-            continue;
-        t->firing = 0;
-        t->armed = 0;
-        t->fn(t->data);
+    for (;;) {
+        struct gw_timer *first = NULL;
+
+        for (t = l->timers; t != NULL; t = t->next)
+            if (t->firing && (first == NULL || t->due_ns < first->due_ns))
+                first = t;
+        if (first == NULL)
+            return;
+        first->firing = 0;
+        first->armed = 0;
+        first->fn(first->data);
     }
 }
 
