@@ -56,7 +56,7 @@ static void on_ready(void *data, unsigned events)
     struct pair_ctx *c = data;
     char b;
 
-    ck_assert(events & GW_IN);
+    ck_assert(events & GW_IO_IN);
     note(c->name);
     if (read(c->fd, &b, 1) != 1)
         ck_abort_msg("read");
@@ -78,8 +78,8 @@ START_TEST(test_removed_watch_is_not_called)
     ca.name = "a";
     cb.fd = b[0];
     cb.name = "b";
-    ca.self = gw_watch_add(loop, a[0], GW_IN, on_ready, &ca);
-    cb.self = gw_watch_add(loop, b[0], GW_IN, on_ready, &cb);
+    ca.self = gw_watch_add(loop, a[0], GW_IO_IN, on_ready, &ca);
+    cb.self = gw_watch_add(loop, b[0], GW_IO_IN, on_ready, &cb);
     ck_assert_ptr_nonnull(ca.self);
     ck_assert_ptr_nonnull(cb.self);
     /* Whichever runs first removes the other: exactly one callback in the turn. */
@@ -175,7 +175,7 @@ START_TEST(test_defer)
     struct gw_watch *w;
 
     nonblocking_pipe(p);
-    w = gw_watch_add(loop, p[0], GW_IN, on_defer_ready, &p[0]);
+    w = gw_watch_add(loop, p[0], GW_IO_IN, on_defer_ready, &p[0]);
     ck_assert_ptr_nonnull(w);
     ck_assert_int_eq(write(p[1], "x", 1), 1);
     ck_assert_int_eq(gw_loop_run(loop), 0);
@@ -208,14 +208,14 @@ START_TEST(test_parked_watch)
     struct gw_timer *t = gw_timer_new(loop, stop_now, NULL);
 
     nonblocking_pipe(p);
-    w = gw_watch_add(loop, p[0], GW_IN, on_hup, NULL);
+    w = gw_watch_add(loop, p[0], GW_IO_IN, on_hup, NULL);
     ck_assert_int_eq(gw_watch_set(w, 0), 0);
     close(p[1]); /* a hang-up on p[0] */
     gw_timer_in(t, 20);
     ck_assert_int_eq(gw_loop_run(loop), 0);
     ck_assert_str_eq(trace, "");
     /* Waiting again: the hang-up shows. */
-    ck_assert_int_eq(gw_watch_set(w, GW_IN), 0);
+    ck_assert_int_eq(gw_watch_set(w, GW_IO_IN), 0);
     gw_timer_in(t, 20);
     ck_assert_int_eq(gw_loop_run(loop), 0);
     ck_assert_ptr_nonnull(strchr(trace, 'h'));

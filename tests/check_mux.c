@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
 #include "mux_fake.h"
 
 Suite *mux_suite(void);
@@ -30,7 +29,7 @@ static struct {
     unsigned n;      /* replies */
     unsigned to[16]; /* replies per origin (origins 1..15) */
     uint64_t last_origin;
-    uint8_t last[GW_MAX_ADU];
+    uint8_t last[MBSC_ADU_MAX];
     size_t last_len;
     int forget_self, forget_next; /* forget the origin answered, and origin + 1 */
     int resubmit;                 /* the origin answered asks again */
@@ -94,7 +93,7 @@ static void on_reply(void *user, uint64_t origin, const uint8_t *adu, size_t len
 
 static void mux_open(unsigned in_flight, unsigned queue, unsigned timeout_ms)
 {
-    struct gw_mux_config cfg = {in_flight, queue, timeout_ms, GW_EXC_PATH_UNAVAILABLE};
+    struct gw_mux_config cfg = {in_flight, queue, timeout_ms, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE};
     struct gw_upstream_hooks h;
     unsigned i;
 
@@ -131,7 +130,7 @@ static void answer_last(uint16_t v)
 START_TEST(t_late_answer_reaches_nobody)
 {
     struct gw_mux_stats st;
-    uint8_t late_req[GW_MAX_ADU], ans[11];
+    uint8_t late_req[MBSC_ADU_MAX], ans[11];
     unsigned i;
 
     mux_open(1, 16, 1000);

@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gw.h"
+#include "log.h"
+#include "mux.h"
+#include "upstream.h"
 
 /* What went out: the first FAKE_KEPT bytes (the tests send 12-byte reads). */
 #define FAKE_KEPT 16u

@@ -45,7 +45,6 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "gw.h"
 #include "mux_fake.h"
 
 #define N_ORIGINS 9 /* 8 scripted, and the burst's */
@@ -135,7 +134,7 @@ static void on_reply(void *user, uint64_t origin, const uint8_t *adu, size_t len
     (void)user;
     FUZZ_ASSERT(origin >= 1 && origin <= N_ORIGINS, "a reply to origin %llu, never used",
                 (unsigned long long)origin);
-    FUZZ_ASSERT(len >= 9 && len <= GW_MAX_ADU, "a reply of %zu bytes", len);
+    FUZZ_ASSERT(len >= 9 && len <= MBSC_ADU_MAX, "a reply of %zu bytes", len);
     tid = (uint16_t)(adu[0] << 8 | adu[1]);
     for (i = 0; i < h.n_out[o]; i++)
         if (h.out[o][i].tid == tid)
@@ -236,7 +235,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.max_in_flight = 1u + (b & 3u);
     cfg.max_queue = 1u + ((b >> 2) & 7u);
     cfg.timeout_ms = 1u + fuzz_byte(&h.in);
-    cfg.unreachable_code = GW_EXC_PATH_UNAVAILABLE;
+    cfg.unreachable_code = MBSC_EXC_GATEWAY_PATH_UNAVAILABLE;
     h.mux = gw_mux_new(&cfg, on_reply, NULL);
     FUZZ_CHECK(h.mux != NULL);
     hooks = gw_mux_hooks(h.mux);

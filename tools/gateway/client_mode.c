@@ -11,52 +11,69 @@
  * meanwhile clients get exception 0B, which SCADA packages show as "no
  * answer from the device", the truth as far as they can know it.
  *
- * Closing a client frees its record, and reply() runs while the loop,
- * take_requests() or the multiplexer's delivery have their hands on
- * clients: so a client is never freed where it is found gone.  It is
- * marked (mark_closed: its requests are forgotten at once, its socket
- * stays open) and the marked clients are freed by sweep() at the end of
- * the loop turn, when nothing walks the list.
+ * Closing a client frees its record, and reply() runs while take_requests()
+ * or the multiplexer's delivery have their hands on it: so a client is
+ * never freed where it is found gone.  It is marked (mark_closed: its
+ * watch removed, its requests forgotten at once, its socket still open)
+ * and freed by a task deferred to the end of the loop's turn, when nothing
+ * walks the list.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
-#include "sock/sock.h"
-#include "gw.h"
+#include "clock.h"
+#include "control.h"
+#include "log.h"
+#include "loop.h"
+#include "modes.h"
+#include "routing.h"
+#include "secrets.h"
+#include "signals.h"
 
 #define DEFAULT_MAX_CLIENTS 64u
-#define CLIENT_OUT          (32u * GW_MAX_ADU)
+#define CLIENT_OUT          (32u * MBSC_ADU_MAX)
+
+struct gw_client;
 
 struct local {
+    struct gw_client *g;
     uint64_t id;
     int fd;
+    struct gw_watch *watch;
     char peer[MBSC_ADDRSTRLEN];
-    uint8_t in[2 * GW_MAX_ADU];
+    uint8_t in[2 * MBSC_ADU_MAX];
     size_t in_len;
     uint8_t out[CLIENT_OUT];
     size_t out_len;
     time_t since;
     uint64_t requests;
-    int closing;   /* marked: sweep() frees it at the end of the turn */
+    int closing;   /* marked: freed at the end of the turn */
     char why[128]; /* why it is closed (the first reason) */
 };
 
 struct gw_client {
-    const struct gw_options *o;
+    struct gw_options *o; /* in force; a reload replaces its contents */
+    int argc;
+    char **argv;
+    struct gw_loop *loop;
     struct gw_secrets cur;
     mbsc_listener *listener;
-    struct gw_upstream *up;
-    struct gw_mux *mux;
+    struct gw_watch *listen_watch, *sig_watch;
+    struct gw_routing *routing;
     struct local **clients;
     size_t n_clients, max_clients;
     uint64_t next_id;
+    int sweep_planned;
     int draining;
+    struct gw_timer *drain_timer;
     struct gw_control *control; /* --control, or NULL */
+    char addr[MBSC_ADDRSTRLEN];
 };
 
 static struct local *find_local(struct gw_client *g, uint64_t id)
@@ -69,23 +86,39 @@ static struct local *find_local(struct gw_client *g, uint64_t id)
     return NULL;
 }
 
-/* Free client i now: only where nothing walks the clients (sweep, the end). */
-static void close_local(struct gw_client *g, size_t i, const char *why)
+/* Free client i now: only where nothing walks the clients (the sweep, the end). */
+static void close_local(struct gw_client *g, size_t i)
 {
     struct local *c = g->clients[i];
 
-    gw_log(GW_INFO, "client %s disconnected: %s", c->peer, why);
-    gw_mux_forget(g->mux, c->id);
-    mbsc_sock_close(c->fd);
+    gw_log(GW_INFO, "client %s disconnected: %s", c->peer, c->why[0] != '\0' ? c->why : "closed");
+    gw_routing_forget(g->routing, c->id);
+    gw_watch_remove(c->watch);
+    close(c->fd);
     sodium_memzero(c, sizeof *c); /* process data, not kept */
     free(c);
     g->clients[i] = g->clients[--g->n_clients];
 }
 
+/* The end of the turn: free the clients marked closed. */
+static void sweep(void *data)
+{
+    struct gw_client *g = data;
+    size_t i = 0;
+
+    g->sweep_planned = 0;
+    while (i < g->n_clients) {
+        if (g->clients[i]->closing)
+            close_local(g, i); /* the last one takes place i */
+        else
+            i++;
+    }
+}
+
 /*
  * The client is done for: nothing more is read from it or written to it,
- * and the multiplexer forgets its requests (allowed from reply(), mux.c).
- * The record stays until sweep().
+ * and the routes forget its requests (allowed from reply(), mux.h).  The
+ * record stays until the sweep.
  */
 static void mark_closed(struct gw_client *g, struct local *c, const char *why)
 {
@@ -93,35 +126,37 @@ static void mark_closed(struct gw_client *g, struct local *c, const char *why)
         return;
     c->closing = 1;
     snprintf(c->why, sizeof c->why, "%s", why);
-    gw_mux_forget(g->mux, c->id);
+    gw_watch_remove(c->watch);
+    c->watch = NULL;
+    gw_routing_forget(g->routing, c->id);
+    if (!g->sweep_planned && gw_loop_defer(g->loop, sweep, g) == 0)
+        g->sweep_planned = 1;
+    /* Out of memory for the task: the next mark (or the end) sweeps. */
 }
 
-/* The end of the loop turn: free the clients marked closed. */
-static void sweep(struct gw_client *g)
+/* Wait for what c can take now: requests while its queue has room, POLLOUT while answers wait. */
+static void rewatch(struct gw_client *g, struct local *c)
 {
-    size_t i = 0;
+    int room = gw_routing_pending(g->routing, c->id) < g->o->max_queue && c->in_len < sizeof c->in;
 
-    while (i < g->n_clients) {
-        if (g->clients[i]->closing)
-            close_local(g, i, g->clients[i]->why); /* the last one takes place i */
-        else
-            i++;
-    }
+    if (!c->closing)
+        (void)gw_watch_set(c->watch, (room ? GW_IO_IN : 0u) | (c->out_len > 0 ? GW_IO_OUT : 0u));
 }
 
 /* Send what waits; -1 if the client is gone. */
 static int flush_local(struct local *c)
 {
     while (c->out_len > 0) {
-        size_t sent = 0;
-        int os_err = 0, r = mbsc_sock_send(c->fd, c->out, c->out_len, &sent, &os_err);
+        ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL);
 
-        if (r == MBSC_ERR_WOULD_BLOCK)
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
-        if (r != MBSC_OK)
+        if (n <= 0)
             return -1;
-        memmove(c->out, c->out + sent, c->out_len - sent);
-        c->out_len -= sent;
+        memmove(c->out, c->out + n, c->out_len - (size_t)n);
+        c->out_len -= (size_t)n;
     }
     return 0;
 }
@@ -141,64 +176,79 @@ static void reply(void *user, uint64_t origin, const uint8_t *adu, size_t len)
     c->out_len += len;
     if (flush_local(c) != 0)
         mark_closed(g, c, "send failed");
+    else
+        rewatch(g, c);
 }
 
 /* Cut whole requests off a client's input and hand them on; NULL, or why c must go. */
 static const char *take_requests(struct gw_client *g, struct local *c)
 {
-    while (!c->closing && c->in_len >= 6) {
-        size_t n = gw_adu_length(c->in);
+    size_t at = 0;
 
-        if (n == 0 || n < GW_MBAP + 1)
+    while (!c->closing && c->in_len - at >= MBSC_MBAP_LENGTH_END) {
+        const uint8_t *adu = c->in + at;
+        size_t n = mbsc_adu_length(adu);
+
+        if (n == 0)
             return "not Modbus/TCP (bad MBAP header)";
-        if (c->in_len < n)
-            return NULL;
+        if (c->in_len - at < n)
+            break;
         c->requests++;
         if (g->draining) {
-            uint8_t ex[9];
+            uint8_t ex[MBSC_EXCEPTION_ADU_BYTES];
 
-            reply(g, c->id, ex, gw_exception(c->in, GW_EXC_PATH_UNAVAILABLE, ex));
-        } else if (gw_mux_submit(g->mux, c->id, c->id, c->in, n, gw_now_ns()) != MBSC_OK) {
+            reply(g, c->id, ex, mbsc_adu_exception(adu, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE, ex));
+        } else if (gw_routing_submit(g->routing, c->id, c->id, adu, n) != MBSC_OK) {
             return "out of memory";
         }
         /* reply() may have marked c closed; it stays allocated until the sweep. */
-        memmove(c->in, c->in + n, c->in_len - n);
-        c->in_len -= n;
+        at += n;
     }
+    memmove(c->in, c->in + at, c->in_len - at);
+    c->in_len -= at;
     return NULL;
 }
 
-static void local_io(struct gw_client *g, uint64_t id, short revents)
+static void on_local(void *data, unsigned happened)
 {
-    struct local *c = find_local(g, id);
+    struct local *c = data;
+    struct gw_client *g = c->g;
+    const char *why;
+    ssize_t n;
 
-    if (c == NULL || c->closing)
+    if (c->closing)
         return;
-    if ((revents & POLLOUT) && flush_local(c) != 0) {
+    if ((happened & (GW_IO_OUT | GW_IO_ERR)) && flush_local(c) != 0) {
         mark_closed(g, c, "send failed");
         return;
     }
-    if (revents & (POLLIN | POLLERR | POLLHUP)) {
-        const char *why;
-        size_t got = 0;
-        int os_err = 0, r;
-
-        r = mbsc_sock_recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, &got, &os_err);
-        if (r == MBSC_ERR_WOULD_BLOCK)
-            return;
-        if (r != MBSC_OK) {
-            mark_closed(g, c, os_err != 0 ? strerror(os_err) : "closed");
+    if ((happened & (GW_IO_IN | GW_IO_ERR)) && c->in_len < sizeof c->in) {
+        do
+            n = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            rewatch(g, c);
             return;
         }
-        c->in_len += got;
+        if (n <= 0) {
+            mark_closed(g, c, n < 0 ? strerror(errno) : "closed");
+            return;
+        }
+        c->in_len += (size_t)n;
         why = take_requests(g, c);
-        if (why != NULL)
+        if (why != NULL) {
             mark_closed(g, c, why);
+            return;
+        }
     }
+    rewatch(g, c);
 }
 
-static void accept_some(struct gw_client *g)
+static void on_listener(void *data, unsigned happened)
 {
+    struct gw_client *g = data;
+
+    (void)happened;
     for (;;) {
         char peer[MBSC_ADDRSTRLEN], why[256];
         struct local *c, **n;
@@ -213,20 +263,21 @@ static void accept_some(struct gw_client *g)
         }
         if (g->n_clients >= g->max_clients) {
             gw_log(GW_WARN, "client %s refused: %zu clients already", peer, g->n_clients);
-            mbsc_sock_close(fd);
+            close(fd);
             continue;
         }
         c = calloc(1, sizeof *c);
         n = realloc(g->clients, (g->n_clients + 1) * sizeof *n);
-        if (c == NULL || n == NULL) {
+        if (n != NULL)
+            g->clients = n;
+        if (c == NULL || n == NULL ||
+            (c->watch = gw_watch_add(g->loop, fd, GW_IO_IN, on_local, c)) == NULL) {
             free(c);
-            if (n != NULL)
-                g->clients = n;
-            mbsc_sock_close(fd);
+            close(fd);
             gw_log(GW_WARN, "client %s refused: out of memory", peer);
             continue;
         }
-        g->clients = n;
+        c->g = g;
         c->id = ++g->next_id;
         c->fd = fd;
         c->since = time(NULL);
@@ -236,46 +287,56 @@ static void accept_some(struct gw_client *g)
     }
 }
 
+/* ---- reload (SIGHUP) ---- */
+
+/*
+ * Re-read the configuration file (with the command line over it) and the
+ * key, PSK and the peer's key: all of it, or nothing.  The new keys apply
+ * to the next session; where the gateway listens waits for a restart.
+ */
 static void reload(struct gw_client *g)
 {
+    struct gw_options no;
     struct gw_secrets ns;
     char why[GW_WHY_SIZE];
 
     gw_notify("RELOADING=1");
-    if (gw_secrets_load(&ns, g->o, why, sizeof why) != 0) {
+    gw_options_init(&no);
+    if (gw_options_parse(&no, g->argc, g->argv) >= 0 || no.mode != GW_MODE_CLIENT) {
+        gw_log(GW_ERR, "reload failed, the old configuration stays in force: %s",
+               no.mode != GW_MODE_CLIENT && no.mode != GW_MODE_NONE
+                   ? "the configuration now says server mode; restart to change the mode"
+                   : "see the error above");
+    } else if (gw_secrets_load(&ns, &no, why, sizeof why) != 0) {
         gw_log(GW_ERR, "reload failed, the old configuration stays in force: %s", why);
     } else {
+        if (strcmp(no.upstream, g->o->upstream) != 0 || strcmp(no.listen, g->o->listen) != 0)
+            gw_log(GW_WARN, "listen or upstream changed: it takes effect at the next start");
         /* A session copies what it needs from its config: the old one can go. */
-        gw_upstream_set_config(g->up, ns.cfg);
+        gw_routing_set_config(g->routing, ns.cfg);
         gw_secrets_free(&g->cur);
         g->cur = ns;
-        gw_log(GW_INFO, "reloaded: the next session to %s uses the new keys",
-               gw_upstream_name(g->up));
+        gw_options_free(g->o);
+        *g->o = no;
+        gw_log(GW_INFO, "reloaded: the next session to %s uses the new keys", g->o->upstream);
+        gw_notify("READY=1");
+        return;
     }
+    gw_options_free(&no);
     gw_notify("READY=1");
 }
 
-/* The status lines (control.c prints them, or logs them on SIGUSR1). */
+/* ---- status (SIGUSR1, --control) ---- */
+
 static void status_write(void *user, FILE *out)
 {
     struct gw_client *g = user;
-    struct gw_mux_stats ms;
-    const mbsc_cipher *c = gw_upstream_cipher(g->up);
     size_t i;
 
-    gw_mux_get_stats(g->mux, &ms);
-    fprintf(out,
-            "upstream %s %s%s%s (%llu sessions), %zu clients; forwarded %llu, answered "
-            "%llu, timed out %llu, unreachable %llu, busy %llu, dropped answers %llu "
-            "(late %llu)\n",
-            gw_upstream_name(g->up),
-            gw_upstream_state(g->up) == GW_UP_READY ? "connected" : "not connected",
-            c != NULL ? " with " : "", c != NULL ? mbsc_cipher_name(c) : "",
-            (unsigned long long)gw_upstream_connects(g->up), g->n_clients,
-            (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
-            (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-            (unsigned long long)ms.busy, (unsigned long long)ms.dropped,
-            (unsigned long long)ms.late);
+    fprintf(out, "client mode on %s, %zu client%s, %u request%s queued or in flight\n", g->addr,
+            g->n_clients, g->n_clients == 1 ? "" : "s", gw_routing_total(g->routing),
+            gw_routing_total(g->routing) == 1 ? "" : "s");
+    gw_routing_status(g->routing, out);
     for (i = 0; i < g->n_clients; i++) {
         char since[32];
         struct tm tm;
@@ -287,152 +348,141 @@ static void status_write(void *user, FILE *out)
     }
 }
 
-static int run(struct gw_client *g)
+/* ---- stopping ---- */
+
+static void stop_now(struct gw_client *g, const char *how)
 {
-    int64_t drain_until = 0;
-    struct pollfd *pfd = NULL;
-    uint64_t *ids = NULL;
-    size_t cap = 0;
-    int rc = GW_EX_OK;
+    size_t i;
 
-    for (;;) {
-        int64_t now = gw_now_ns();
-        int t = gw_min_timeout(gw_mux_timeout(g->mux, now), gw_upstream_timeout(g->up, now));
-        int up_fd = gw_upstream_fd(g->up);
-        size_t n = 0, i, first_control, n_ctl, first_client;
-        unsigned sig;
-
-        if (cap < g->n_clients + 3 + GW_CONTROL_FDS) {
-            cap = g->n_clients + 16 + GW_CONTROL_FDS;
-            free(pfd);
-            free(ids);
-            pfd = calloc(cap, sizeof *pfd);
-            ids = calloc(cap, sizeof *ids);
-            if (pfd == NULL || ids == NULL) {
-                gw_log(GW_ERR, "out of memory");
-                rc = GW_EX_FAILURE;
-                break;
-            }
-        }
-        if (g->draining)
-            t = gw_min_timeout(t, gw_ms_until(drain_until, now));
-        t = gw_min_timeout(t, gw_control_timeout(g->control, now));
-        pfd[n].fd = gw_signals_fd();
-        pfd[n++].events = POLLIN;
-        pfd[n].fd = g->listener != NULL ? mbsc_listener_fd(g->listener) : -1;
-        pfd[n++].events = POLLIN;
-        pfd[n].fd = up_fd;
-        pfd[n++].events = gw_upstream_events(g->up);
-        first_control = n;
-        n_ctl = gw_control_pollfds(g->control, pfd + n);
-        n += n_ctl;
-        first_client = n;
-        for (i = 0; i < g->n_clients; i++, n++) {
-            struct local *c = g->clients[i];
-            /* Back-pressure: a client with a full queue is not read. */
-            int room = gw_mux_pending(g->mux, c->id) < g->o->max_queue && c->in_len < sizeof c->in;
-
-            ids[n] = c->id;
-            pfd[n].fd = c->fd;
-            pfd[n].events = (short)((room ? POLLIN : 0) | (c->out_len > 0 ? POLLOUT : 0));
-        }
-        for (i = 0; i < n; i++)
-            pfd[i].revents = 0;
-        if (poll(pfd, (nfds_t)n, t) < 0 && errno != EINTR) {
-            gw_log(GW_ERR, "poll: %s", strerror(errno));
-            rc = GW_EX_FAILURE;
-            break;
-        }
-        sig = gw_signals_take();
-        if (sig & GW_SIG_RELOAD)
-            reload(g);
-        if (sig & GW_SIG_STATUS)
-            gw_status_log(status_write, g);
-        gw_control_io(g->control, pfd + first_control, n_ctl, status_write, g, gw_now_ns());
-        if ((sig & GW_SIG_STOP) && !g->draining) {
-            g->draining = 1;
-            drain_until = gw_now_ns() + (int64_t)g->o->drain_ms * 1000000;
-            gw_notify("STOPPING=1");
-            mbsc_listener_close(g->listener); /* stop accepting */
-            g->listener = NULL;
-            gw_log(GW_INFO, "stopping: %u requests to finish", gw_mux_total(g->mux));
-        }
-        if (up_fd >= 0 && up_fd == gw_upstream_fd(g->up))
-            gw_upstream_io(g->up, pfd[2].revents);
-        for (i = first_client; i < n; i++)
-            if (pfd[i].revents != 0)
-                local_io(g, ids[i], pfd[i].revents);
-        if (g->listener != NULL && (pfd[1].revents & POLLIN))
-            accept_some(g);
-        now = gw_now_ns();
-        gw_upstream_tick(g->up, now);
-        gw_mux_tick(g->mux, now);
-        sweep(g);
-        if (g->draining && (gw_mux_total(g->mux) == 0 || now >= drain_until)) {
-            for (i = 0; i < g->n_clients; i++)
-                (void)flush_local(g->clients[i]);
-            gw_log(GW_INFO, "stopped");
-            break;
-        }
-    }
-    free(pfd);
-    free(ids);
-    return rc;
+    for (i = 0; i < g->n_clients; i++)
+        (void)flush_local(g->clients[i]);
+    gw_log(GW_INFO, "%s", how);
+    gw_loop_stop(g->loop, GW_EX_OK);
 }
 
-int gw_client_mode(const struct gw_options *o)
+static void before_wait(void *data)
+{
+    struct gw_client *g = data;
+
+    if (g->draining && gw_routing_total(g->routing) == 0)
+        stop_now(g, "stopped");
+}
+
+static void on_drain_timeout(void *data)
+{
+    stop_now(data, "stopped with requests unanswered (drain timeout)");
+}
+
+static void on_signal(void *data, unsigned happened)
+{
+    struct gw_client *g = data;
+    unsigned sig = gw_signals_take();
+
+    (void)happened;
+    if (sig & GW_SIG_RELOAD)
+        reload(g);
+    if (sig & GW_SIG_STATUS)
+        gw_status_log(status_write, g);
+    if ((sig & GW_SIG_STOP) && !g->draining) {
+        g->draining = 1;
+        gw_notify("STOPPING=1");
+        gw_watch_remove(g->listen_watch);
+        g->listen_watch = NULL;
+        mbsc_listener_close(g->listener); /* stop accepting */
+        g->listener = NULL;
+        gw_log(GW_INFO, "stopping: %u requests to finish", gw_routing_total(g->routing));
+        gw_timer_in(g->drain_timer, (int)g->o->drain_ms);
+    }
+}
+
+/* ---- start ---- */
+
+static int start(struct gw_client *g)
+{
+    struct gw_path_settings ps;
+    char why[GW_WHY_SIZE];
+    const struct gw_options *o = g->o;
+
+    g->loop = gw_loop_new(why, sizeof why);
+    if (g->loop == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    ps.max_in_flight = (unsigned)o->max_in_flight;
+    ps.max_queue = (unsigned)o->max_queue;
+    ps.request_timeout_ms = (unsigned)o->request_timeout_ms;
+    ps.unreachable_code = MBSC_EXC_GATEWAY_TARGET_FAILED;
+    ps.up.connect_timeout_ms = (unsigned)o->connect_timeout_ms;
+    ps.up.backoff_max_ms = (unsigned)o->reconnect_max_ms;
+    g->routing = gw_routing_new(g->loop, &o->routes, g->cur.cfg, &ps, reply, g, why, sizeof why);
+    if (g->routing == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    if (mbsc_listen(o->listen, &g->listener, why, sizeof why) != MBSC_OK) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    if (mbsc_listener_address(g->listener, g->addr, sizeof g->addr) != MBSC_OK)
+        return -1;
+    g->listen_watch =
+        gw_watch_add(g->loop, mbsc_listener_fd(g->listener), GW_IO_IN, on_listener, g);
+    g->sig_watch = gw_watch_add(g->loop, gw_signals_fd(), GW_IO_IN, on_signal, g);
+    g->drain_timer = gw_timer_new(g->loop, on_drain_timeout, g);
+    if (g->listen_watch == NULL || g->sig_watch == NULL || g->drain_timer == NULL ||
+        gw_loop_before_wait(g->loop, before_wait, g) != 0) {
+        gw_log(GW_ERR, "out of memory");
+        return -1;
+    }
+    if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
+                                                            why, sizeof why)) == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+int gw_client_mode(struct gw_options *o, int argc, char **argv)
 {
     struct gw_client g;
-    struct gw_mux_config mc;
-    struct gw_upstream_hooks hooks;
-    char why[GW_WHY_SIZE], addr[MBSC_ADDRSTRLEN];
+    char why[GW_WHY_SIZE];
     int rc = GW_EX_FAILURE;
 
     memset(&g, 0, sizeof g);
     g.o = o;
+    g.argc = argc;
+    g.argv = argv;
     g.max_clients = o->max_connections != 0 ? o->max_connections : DEFAULT_MAX_CLIENTS;
     if (gw_secrets_load(&g.cur, o, why, sizeof why) != 0) {
         gw_log(GW_ERR, "%s", why);
         return GW_EX_FAILURE;
     }
-    mc.max_in_flight = (unsigned)o->max_in_flight;
-    mc.max_queue = (unsigned)o->max_queue;
-    mc.timeout_ms = (unsigned)o->request_timeout_ms;
-    mc.unreachable_code = GW_EXC_TARGET_FAILED;
-    g.mux = gw_mux_new(&mc, reply, &g);
-    if (g.mux == NULL)
-        goto out;
-    hooks = gw_mux_hooks(g.mux);
-    g.up = gw_upstream_new(o->upstream, g.cur.cfg, (unsigned)o->connect_timeout_ms,
-                           (unsigned)o->reconnect_max_ms, &hooks);
-    if (g.up == NULL)
-        goto out;
-    gw_mux_attach(g.mux, g.up);
-    if (mbsc_listen(o->listen, &g.listener, why, sizeof why) != MBSC_OK) {
-        gw_log(GW_ERR, "%s", why);
-        goto out;
+    if (start(&g) == 0) {
+        if (printf("listening on %s\n", g.addr) < 0 || fflush(stdout) == EOF) {
+            gw_log(GW_ERR, "cannot write to stdout");
+        } else {
+            gw_log(GW_INFO, "client mode on %s (plaintext), mbsc upstream %s", g.addr, o->upstream);
+            gw_notify("READY=1");
+            rc = gw_loop_run(g.loop);
+            if (rc < 0) {
+                gw_log(GW_ERR, "%s: stopping", gw_loop_error(g.loop));
+                rc = GW_EX_FAILURE;
+            }
+        }
     }
-    if (mbsc_listener_address(g.listener, addr, sizeof addr) != MBSC_OK)
-        goto out;
-    if (o->control != NULL && (g.control = gw_control_open(o->control, why, sizeof why)) == NULL) {
-        gw_log(GW_ERR, "%s", why);
-        goto out;
+    while (g.n_clients > 0) {
+        if (!g.clients[0]->closing)
+            snprintf(g.clients[0]->why, sizeof g.clients[0]->why, "gateway stopped");
+        close_local(&g, 0);
     }
-    if (printf("listening on %s\n", addr) < 0 || fflush(stdout) == EOF) {
-        gw_log(GW_ERR, "cannot write to stdout");
-        goto out;
-    }
-    gw_log(GW_INFO, "client mode on %s (plaintext), mbsc upstream %s", addr, o->upstream);
-    gw_notify("READY=1");
-    rc = run(&g);
-out:
-    while (g.n_clients > 0)
-        close_local(&g, 0, "gateway stopped");
     free(g.clients);
-    mbsc_listener_close(g.listener);
     gw_control_close(g.control);
-    gw_mux_free(g.mux);
-    gw_upstream_free(g.up);
+    gw_routing_free(g.routing);
+    gw_watch_remove(g.listen_watch);
+    gw_watch_remove(g.sig_watch);
+    gw_timer_free(g.drain_timer);
+    mbsc_listener_close(g.listener);
+    gw_loop_free(g.loop);
     gw_secrets_free(&g.cur);
     return rc;
 }

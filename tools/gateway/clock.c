@@ -6,7 +6,7 @@
  */
 #include <time.h>
 
-#include "gw.h"
+#include "clock.h"
 
 int64_t gw_now_ns(void)
 {

@@ -8,9 +8,9 @@
  * "status\n", the gateway answers with the status lines and closes.  The
  * socket is mode 0600, so only the service's user (and root) may ask.
  *
- * The gateway serves its clients from its own poll() loop and never waits
- * for one: the socket and every client are non-blocking, each client's
- * descriptor is polled with the gateway's others, and a client has
+ * The gateway serves its clients from its event loop and never waits for
+ * one: the socket and every client are non-blocking, each client's
+ * descriptor is watched with the gateway's others, and a client has
  * GW_CONTROL_DEADLINE_MS from its accept for the whole exchange, so that
  * one that trickles its request a byte at a time, or never reads the
  * answer, costs a slot for a second and nothing else.  At most
@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +29,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "gw.h"
+#include "clock.h"
+#include "control.h"
+#include "log.h"
 
 #define CONTROL_IO_MS 1000 /* the status command's wait per read or write */
 #define VERB_MAX      64u
 
 /* A client being served; fd -1 for a free slot. */
 struct control_client {
+    struct gw_control *c;
     int fd;
-    int64_t deadline_ns;
+    struct gw_watch *watch;
+    struct gw_timer *deadline;
     char in[VERB_MAX + 1]; /* the request so far */
     size_t in_len;
     char *out; /* the answer (malloc'ed), NULL while the request is being read */
@@ -46,7 +49,11 @@ struct control_client {
 };
 
 struct gw_control {
+    struct gw_loop *loop;
     int fd;
+    struct gw_watch *watch; /* the socket's: GW_IO_IN while a slot is free */
+    gw_status_fn fn;
+    void *user;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     struct control_client clients[GW_CONTROL_MAX_CLIENTS];
     size_t n_clients;
@@ -74,7 +81,12 @@ static void set_io_timeout(int fd)
     (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-struct gw_control *gw_control_open(const char *path, char *why, size_t why_len)
+static void on_socket(void *data, unsigned happened);
+static void on_client(void *data, unsigned happened);
+static void on_deadline(void *data);
+
+struct gw_control *gw_control_open(struct gw_loop *loop, const char *path, gw_status_fn fn,
+                                   void *user, char *why, size_t why_len)
 {
     struct gw_control *c;
     struct sockaddr_un sa;
@@ -101,8 +113,13 @@ struct gw_control *gw_control_open(const char *path, char *why, size_t why_len)
         snprintf(why, why_len, "out of memory");
         return NULL;
     }
-    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++)
+    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++) {
         c->clients[i].fd = -1;
+        c->clients[i].c = c;
+    }
+    c->loop = loop;
+    c->fn = fn;
+    c->user = user;
     memcpy(c->path, sa.sun_path, sizeof c->path);
     c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0) {
@@ -123,16 +140,29 @@ struct gw_control *gw_control_open(const char *path, char *why, size_t why_len)
         free(c);
         return NULL;
     }
+    c->watch = gw_watch_add(loop, c->fd, GW_IO_IN, on_socket, c);
+    if (c->watch == NULL) {
+        snprintf(why, why_len, "control socket %s: cannot watch it: %s", path, strerror(errno));
+        (void)unlink(path);
+        close(c->fd);
+        free(c);
+        return NULL;
+    }
     return c;
 }
 
 static void client_end(struct gw_control *c, struct control_client *k)
 {
+    gw_watch_remove(k->watch);
+    gw_timer_free(k->deadline);
     close(k->fd);
     free(k->out);
     memset(k, 0, sizeof *k);
     k->fd = -1;
-    c->n_clients--;
+    k->c = c;
+    /* A slot is free: the socket is read again. */
+    if (c->n_clients-- == GW_CONTROL_MAX_CLIENTS)
+        (void)gw_watch_set(c->watch, GW_IO_IN);
 }
 
 void gw_control_close(struct gw_control *c)
@@ -144,6 +174,7 @@ void gw_control_close(struct gw_control *c)
     for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++)
         if (c->clients[i].fd >= 0)
             client_end(c, &c->clients[i]);
+    gw_watch_remove(c->watch);
     close(c->fd);
     (void)unlink(c->path);
     free(c);
@@ -165,44 +196,7 @@ static char *status_text(gw_status_fn fn, void *user, size_t *len)
     return text;
 }
 
-size_t gw_control_pollfds(const struct gw_control *c, struct pollfd *pfd)
-{
-    size_t i, n = 0;
-
-    if (c == NULL)
-        return 0;
-    /* Full: newcomers wait in the backlog until a slot is free. */
-    if (c->n_clients < GW_CONTROL_MAX_CLIENTS) {
-        pfd[n].fd = c->fd;
-        pfd[n].events = POLLIN;
-        pfd[n++].revents = 0;
-    }
-    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++) {
-        const struct control_client *k = &c->clients[i];
-
-        if (k->fd < 0)
-            continue;
-        pfd[n].fd = k->fd;
-        pfd[n].events = k->out == NULL ? POLLIN : POLLOUT;
-        pfd[n++].revents = 0;
-    }
-    return n;
-}
-
-int gw_control_timeout(const struct gw_control *c, int64_t now_ns)
-{
-    int t = -1;
-    size_t i;
-
-    if (c == NULL)
-        return -1;
-    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++)
-        if (c->clients[i].fd >= 0)
-            t = gw_min_timeout(t, gw_ms_until(c->clients[i].deadline_ns, now_ns));
-    return t;
-}
-
-static void accept_clients(struct gw_control *c, int64_t now_ns)
+static void accept_clients(struct gw_control *c)
 {
     size_t i;
 
@@ -222,9 +216,24 @@ static void accept_clients(struct gw_control *c, int64_t now_ns)
             continue;
         }
         k->fd = fd;
-        k->deadline_ns = now_ns + (int64_t)GW_CONTROL_DEADLINE_MS * 1000000;
+        k->watch = gw_watch_add(c->loop, fd, GW_IO_IN, on_client, k);
+        k->deadline = gw_timer_new(c->loop, on_deadline, k);
         c->n_clients++;
+        if (k->watch == NULL || k->deadline == NULL) {
+            client_end(c, k);
+            continue;
+        }
+        gw_timer_in(k->deadline, GW_CONTROL_DEADLINE_MS);
     }
+    /* Full: newcomers wait in the backlog until a slot is free. */
+    if (c->n_clients == GW_CONTROL_MAX_CLIENTS)
+        (void)gw_watch_set(c->watch, 0);
+}
+
+static void on_socket(void *data, unsigned happened)
+{
+    (void)happened;
+    accept_clients(data);
 }
 
 /* The answer to the request in k->in (a whole line, or all the client sent). */
@@ -290,39 +299,31 @@ static int client_write(struct control_client *k)
     return -1;
 }
 
-void gw_control_io(struct gw_control *c, const struct pollfd *pfd, size_t n, gw_status_fn fn,
-                   void *user, int64_t now_ns)
+static void on_client(void *data, unsigned happened)
 {
-    size_t i, j;
+    struct control_client *k = data;
+    int done = 0;
 
-    if (c == NULL)
-        return;
-    for (i = 0; i < GW_CONTROL_MAX_CLIENTS; i++) {
-        struct control_client *k = &c->clients[i];
-        short ev = 0;
-        int done = 0;
-
-        if (k->fd < 0)
-            continue;
-        for (j = 0; j < n; j++)
-            if (pfd[j].fd == k->fd)
-                ev = pfd[j].revents;
-        if (ev != 0 && k->out == NULL)
-            done = client_read(k, fn, user) != 0;
-        /* The answer goes out at once: the socket has room for a short one. */
-        if (!done && k->out != NULL)
-            done = client_write(k) != 0;
-        if (!done && now_ns >= k->deadline_ns) {
-            gw_log(GW_WARN, "control socket: a client took more than %d ms: closed",
-                   GW_CONTROL_DEADLINE_MS);
-            done = 1;
-        }
-        if (done)
-            client_end(c, k);
+    (void)happened;
+    if (k->out == NULL)
+        done = client_read(k, k->c->fn, k->c->user) != 0;
+    /* The answer goes out at once: the socket has room for a short one. */
+    if (!done && k->out != NULL) {
+        done = client_write(k) != 0;
+        if (!done)
+            (void)gw_watch_set(k->watch, GW_IO_OUT);
     }
-    for (j = 0; j < n; j++)
-        if (pfd[j].fd == c->fd && (pfd[j].revents & POLLIN))
-            accept_clients(c, now_ns);
+    if (done)
+        client_end(k->c, k);
+}
+
+static void on_deadline(void *data)
+{
+    struct control_client *k = data;
+
+    gw_log(GW_WARN, "control socket: a client took more than %d ms: closed",
+           GW_CONTROL_DEADLINE_MS);
+    client_end(k->c, k);
 }
 
 void gw_status_log(gw_status_fn fn, void *user)

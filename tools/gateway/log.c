@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "gw.h"
+#include "log.h"
 
 static int verbose;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * loop.c - the gateway's event loop (loop.h): epoll, a short list of
- * timers, deferred work, and the clock.
+ * timers and deferred work.
  *
  * Timers are few (a handful per route, one per control client, one for
  * the mbsc server), so a list scanned once a turn beats a heap.  A watch
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "loop.h"
 
 #define EVENTS_PER_WAIT 64
@@ -64,35 +64,6 @@ struct gw_loop {
     int stopped, status;
     char error[128];
 };
-
-/* ---- the clock ---- */
-
-int64_t gw_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int gw_ms_until(int64_t at_ns, int64_t now_ns)
-{
-    int64_t ms;
-
-    if (at_ns <= now_ns)
-        return 0;
-    ms = (at_ns - now_ns + 999999) / 1000000;
-    return ms > 3600000 ? 3600000 : (int)ms;
-}
-
-int gw_min_timeout(int a, int b)
-{
-    if (a < 0)
-        return b;
-    if (b < 0)
-        return a;
-    return a < b ? a : b;
-}
 
 /* ---- the loop ---- */
 
@@ -160,7 +131,8 @@ void gw_loop_free(struct gw_loop *l)
 
 static uint32_t epoll_events(unsigned events)
 {
-    return (events & GW_IN ? (uint32_t)EPOLLIN : 0u) | (events & GW_OUT ? (uint32_t)EPOLLOUT : 0u);
+    return (events & GW_IO_IN ? (uint32_t)EPOLLIN : 0u) |
+           (events & GW_IO_OUT ? (uint32_t)EPOLLOUT : 0u);
 }
 
 /* Make the epoll set agree with w->events. */
@@ -193,7 +165,7 @@ struct gw_watch *gw_watch_add(struct gw_loop *l, int fd, unsigned events, gw_io_
         return NULL;
     w->l = l;
     w->fd = fd;
-    w->events = events & (GW_IN | GW_OUT);
+    w->events = events & (GW_IO_IN | GW_IO_OUT);
     w->fn = fn;
     w->data = data;
     if (sync_set(w) != 0) {
@@ -210,7 +182,7 @@ int gw_watch_set(struct gw_watch *w, unsigned events)
 {
     unsigned old = w->events;
 
-    events &= GW_IN | GW_OUT;
+    events &= GW_IO_IN | GW_IO_OUT;
     if (w->dead || events == old)
         return 0;
     w->events = events;
@@ -407,11 +379,11 @@ int gw_loop_run(struct gw_loop *l)
             if (w->dead)
                 continue; /* removed by an earlier callback of this turn */
             if (ev[i].events & EPOLLIN)
-                happened |= GW_IN;
+                happened |= GW_IO_IN;
             if (ev[i].events & EPOLLOUT)
-                happened |= GW_OUT;
+                happened |= GW_IO_OUT;
             if (ev[i].events & (EPOLLERR | EPOLLHUP))
-                happened |= GW_ERR;
+                happened |= GW_IO_ERR;
             w->fn(w->data, happened);
         }
         fire_timers(l);

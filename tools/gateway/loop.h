@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * loop.h - the gateway's one event loop: descriptors, timers, work at the
- * end of a turn, and the clock.
+ * loop.h - the gateway's one event loop: descriptors, timers and work at
+ * the end of a turn (time itself is clock.h's).
  *
  * Every part of the gateway (listeners, masters, local clients, upstreams,
  * the control socket, signals) registers what it waits for here, with a
@@ -23,12 +23,13 @@
 #ifndef MBSC_GATEWAY_LOOP_H
 #define MBSC_GATEWAY_LOOP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Events of a watch: what to wait for, and what happened. */
-#define GW_IN  0x1u /* readable (for a listener: a connection waits) */
-#define GW_OUT 0x2u /* writable (for a connect in progress: it finished) */
-#define GW_ERR                                                                                     \
+#define GW_IO_IN  0x1u /* readable (for a listener: a connection waits) */
+#define GW_IO_OUT 0x2u /* writable (for a connect in progress: it finished) */
+#define GW_IO_ERR                                                                                  \
     0x4u /* error or hang-up: reported whatever was asked; read or write to learn which */
 
 struct gw_loop;
@@ -91,13 +92,5 @@ int gw_loop_before_wait(struct gw_loop *l, gw_task_fn fn, void *data);
 int gw_loop_run(struct gw_loop *l);
 void gw_loop_stop(struct gw_loop *l, int status);
 const char *gw_loop_error(const struct gw_loop *l);
-
-/* ---- the clock (CLOCK_MONOTONIC) ---- */
-
-int64_t gw_now_ns(void);
-/* Milliseconds from now_ns until at_ns, rounded up, >= 0, at most an hour. */
-int gw_ms_until(int64_t at_ns, int64_t now_ns);
-/* The smaller of two poll()-style timeouts, where -1 is "none". */
-int gw_min_timeout(int a, int b);
 
 #endif /* MBSC_GATEWAY_LOOP_H */

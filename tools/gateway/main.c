@@ -12,8 +12,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <mbsc.h>
+
+#include "control.h"
 #include "gw.h"
-#include "mbsc/version.h"
+#include "log.h"
+#include "modes.h"
+#include "options.h"
+#include "signals.h"
 
 int main(int argc, char **argv)
 {
@@ -46,7 +52,8 @@ int main(int argc, char **argv)
         if (gw_signals_init() != 0)
             rc = GW_EX_FAILURE;
         else
-            rc = o.mode == GW_MODE_SERVER ? gw_server_mode(&o) : gw_client_mode(&o);
+            rc = o.mode == GW_MODE_SERVER ? gw_server_mode(&o, argc, argv)
+                                          : gw_client_mode(&o, argc, argv);
     }
     gw_options_free(&o);
     return rc;

@@ -54,8 +54,10 @@
 
 #include <sodium.h>
 
-#include "gw.h"
-#include "internal.h"
+#include "adu_check.h"
+#include "clock.h"
+#include "log.h"
+#include "mux.h"
 
 #define TID_COUNT 65536u
 #define TID_WORDS (TID_COUNT / 64u)
@@ -67,8 +69,8 @@ struct gw_req {
     uint16_t up_tid;
     int64_t due_ns;
     size_t len;
-    uint8_t adu[GW_MAX_ADU]; /* as the requester sent it; in the outbox, its answer */
-    struct gw_req *next;     /* in its origin's queue, or in the outbox */
+    uint8_t adu[MBSC_ADU_MAX]; /* as the requester sent it; in the outbox, its answer */
+    struct gw_req *next;       /* in its origin's queue, or in the outbox */
 };
 
 struct gw_group;
@@ -202,7 +204,7 @@ static void answer_exception(struct gw_mux *m, struct gw_req *r, uint8_t code)
 {
     uint8_t ex[9];
 
-    r->len = gw_exception(r->adu, code, ex);
+    r->len = mbsc_adu_exception(r->adu, code, ex);
     memcpy(r->adu, ex, r->len);
     outbox_put(m, r);
 }
@@ -511,7 +513,7 @@ static void pump(struct gw_mux *m)
 {
     while (m->up != NULL && gw_upstream_state(m->up) == GW_UP_READY &&
            m->n_flight < m->cfg.max_in_flight && m->n_queued > 0) {
-        uint8_t out[GW_MAX_ADU];
+        uint8_t out[MBSC_ADU_MAX];
         struct gw_req *r;
         unsigned slot;
         long tid = tid_take(m);
@@ -531,7 +533,8 @@ static void pump(struct gw_mux *m)
         }
         r->up_tid = (uint16_t)tid;
         memcpy(out, r->adu, r->len);
-        mbsc_store16_be(out, r->up_tid);
+        out[0] = (uint8_t)(r->up_tid >> 8);
+        out[1] = (uint8_t)r->up_tid;
         m->flight[slot] = r;
         m->n_flight++;
         rc = gw_upstream_send(m->up, out, r->len);
@@ -545,7 +548,7 @@ static void pump(struct gw_mux *m)
             if (o != NULL)
                 queue_add(m, o, r, 1);
             else
-                answer_exception(m, r, GW_EXC_BUSY);
+                answer_exception(m, r, MBSC_EXC_SERVER_DEVICE_BUSY);
             return;
         }
         if (rc == MBSC_OK && m->flight[slot] == r)
@@ -560,7 +563,7 @@ int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8
     struct gw_origin *o;
     struct gw_req *r;
 
-    if (len > GW_MAX_ADU || len < GW_MBAP + 1)
+    if (len > MBSC_ADU_MAX || len < MBSC_MBAP_BYTES + 1)
         return MBSC_ERR_INVALID_ARG;
     r = calloc(1, sizeof *r);
     if (r == NULL)
@@ -578,7 +581,7 @@ int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8
         answer_exception(m, r, m->cfg.unreachable_code);
     } else if (g != NULL && g->n >= m->cfg.max_queue) {
         m->st.busy++;
-        answer_exception(m, r, GW_EXC_BUSY);
+        answer_exception(m, r, MBSC_EXC_SERVER_DEVICE_BUSY);
     } else if ((o = queue_of(m, r, 0)) == NULL) {
         req_free(r);
         leave(m);
@@ -658,7 +661,7 @@ static void log_unlogged_drops(struct gw_mux *m)
 static void on_answer(void *user, const uint8_t *adu, size_t len)
 {
     struct gw_mux *m = user;
-    uint16_t tid = mbsc_load16_be(adu);
+    uint16_t tid = (uint16_t)(adu[0] << 8 | adu[1]);
     struct gw_req *r = NULL;
     const char *bad;
     unsigned i;
@@ -677,7 +680,7 @@ static void on_answer(void *user, const uint8_t *adu, size_t len)
     if (bad != NULL) {
         m->st.dropped++;
         gw_log(GW_WARN, "dropped a malformed answer from %s to function 0x%02x: %s", up_name(m),
-               r->adu[GW_MBAP], bad);
+               r->adu[MBSC_MBAP_BYTES], bad);
         leave(m);
         return; /* the request times out */
     }
@@ -703,6 +706,40 @@ static void on_up(void *user)
     leave(m);
 }
 
+void gw_mux_shutdown(struct gw_mux *m, uint8_t code)
+{
+    unsigned i;
+
+    enter(m);
+    m->up = NULL; /* nothing goes out any more */
+    for (i = 0; i < m->cfg.max_in_flight; i++) {
+        struct gw_req *r = m->flight[i];
+
+        if (r == NULL)
+            continue;
+        m->flight[i] = NULL;
+        m->n_flight--;
+        m->st.timed_out++;
+        /* It left: the PLC may or may not act on it. */
+        if (r->origin != 0)
+            answer_exception(m, r, MBSC_EXC_GATEWAY_TARGET_FAILED);
+        else
+            req_free(r);
+    }
+    fail_queued(m, code);
+    leave(m);
+}
+
+/* The upstream has room again after refusing a send: what waits may go. */
+static void on_room(void *user)
+{
+    struct gw_mux *m = user;
+
+    enter(m);
+    pump(m);
+    leave(m);
+}
+
 static void on_down(void *user, int was_ready, const char *why)
 {
     struct gw_mux *m = user;
@@ -718,7 +755,7 @@ static void on_down(void *user, int was_ready, const char *why)
         m->n_flight--;
         m->st.timed_out++;
         if (r->origin != 0)
-            answer_exception(m, r, GW_EXC_TARGET_FAILED);
+            answer_exception(m, r, MBSC_EXC_GATEWAY_TARGET_FAILED);
         else
             req_free(r);
     }
@@ -741,6 +778,7 @@ struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
     h.answer = on_answer;
     h.up = on_up;
     h.down = on_down;
+    h.room = on_room;
     return h;
 }
 
@@ -760,7 +798,7 @@ static void expire_queued(struct gw_mux *m, int64_t now_ns)
             /* An origin's requests keep their order: only its head can be due first. */
             while (o->head != NULL && now_ns >= o->head->due_ns) {
                 m->st.timed_out++;
-                answer_exception(m, queue_take(m, o), GW_EXC_TARGET_FAILED);
+                answer_exception(m, queue_take(m, o), MBSC_EXC_GATEWAY_TARGET_FAILED);
             }
             if (o->n == 0) {
                 unlink_origin(g, o, op);
@@ -794,9 +832,9 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
         m->n_flight--;
         m->st.timed_out++;
         gw_log(GW_WARN, "no answer from %s within %u ms to function 0x%02x: exception 0x0B",
-               up_name(m), m->cfg.timeout_ms, r->adu[GW_MBAP]);
+               up_name(m), m->cfg.timeout_ms, r->adu[MBSC_MBAP_BYTES]);
         if (r->origin != 0)
-            answer_exception(m, r, GW_EXC_TARGET_FAILED);
+            answer_exception(m, r, MBSC_EXC_GATEWAY_TARGET_FAILED);
         else
             req_free(r);
     }

@@ -9,13 +9,13 @@
  * may also say "mode = server" or "mode = client", so that a service can
  * run "mbsc-gateway --config FILE" alone.
  */
-#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
+#include "log.h"
+#include "options.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024u)
 #define LINE_MAX_BYTES   1024u
@@ -70,6 +70,7 @@ void gw_options_init(struct gw_options *o)
     o->connect_timeout_ms = 3000;
     o->reconnect_max_ms = 5000;
     o->drain_ms = 2000;
+    gw_route_table_init(&o->routes);
     /* A master gone without a word (or holding a session for nothing) frees its slot. */
     o->idle_timeout_ms = 300000;
 }
@@ -189,6 +190,18 @@ static char *trim(char *s)
     return s;
 }
 
+/* A route from the file (sep ' ') or the command line (sep '='). */
+static int add_route(struct gw_options *o, const char *value, char sep, const char *where)
+{
+    char why[GW_WHY_SIZE];
+
+    if (gw_route_add(&o->routes, value, sep, where, why, sizeof why) != 0) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
 /* One line of the config file, without its line end: set what it says. */
 static int config_line(struct gw_options *o, char *line, const char *where)
 {
@@ -210,6 +223,8 @@ static int config_line(struct gw_options *o, char *line, const char *where)
     key = trim(key);
     if (strcmp(key, "mode") == 0)
         return set_mode(o, value, where);
+    if (strcmp(key, "route") == 0)
+        return add_route(o, value, ' ', where);
     d = find_def(key, strlen(key));
     if (d == NULL) {
         gw_log(GW_ERR, "%s: unknown setting '%s' (see mbsc-gateway --help)", where, key);
@@ -295,20 +310,33 @@ static int check_hostport(const char *name, const char *value)
 static int check_required(const struct gw_options *o)
 {
     int server = o->mode == GW_MODE_SERVER;
-    const char *missing = o->listen == NULL                 ? "listen"
-                          : o->upstream == NULL             ? "upstream"
-                          : o->key == NULL                  ? "key"
-                          : server && o->authorized == NULL ? "authorized"
-                          : !server && o->peer == NULL      ? "peer"
-                                                            : NULL;
+    const char *missing = o->listen == NULL                                      ? "listen"
+                          : o->upstream == NULL && (!server || o->routes.n == 0) ? "upstream"
+                          : o->key == NULL                                       ? "key"
+                          : server && o->authorized == NULL                      ? "authorized"
+                          : !server && o->peer == NULL                           ? "peer"
+                                                                                 : NULL;
 
     if (missing != NULL) {
-        gw_log(GW_ERR, "%s mode needs --%s (see mbsc-gateway --help)", server ? "server" : "client",
-               missing);
+        int no_route = server && o->listen != NULL && o->upstream == NULL;
+
+        gw_log(GW_ERR, "%s mode needs --%s%s (see mbsc-gateway --help)",
+               server ? "server" : "client", missing,
+               no_route ? " HOST:PORT (the default route) or at least one --route UNITS=HOST:PORT"
+                        : "");
         return -1;
     }
-    if (check_hostport("listen", o->listen) != 0 || check_hostport("upstream", o->upstream) != 0)
+    if (check_hostport("listen", o->listen) != 0 ||
+        (o->upstream != NULL && check_hostport("upstream", o->upstream) != 0))
         return -1;
+    if (!server && o->routes.n > 0) {
+        gw_log(GW_ERR,
+               "%s: routes by unit id are a setting of server mode; a client gateway "
+               "sends everything to its --upstream",
+               o->routes.routes[0].where);
+        return -1;
+    }
+
     if (!server && !o->allow_remote_plaintext && !loopback_only(o->listen)) {
         gw_log(GW_ERR,
                "client mode would accept plaintext Modbus on %s, which is not a "
@@ -369,6 +397,20 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
             gw_log_set_verbose(1);
             continue;
         }
+        if (len == 5 && memcmp(arg, "route", 5) == 0) {
+            if (eq == NULL && i + 1 >= argc) {
+                gw_log(GW_ERR, "--route needs UNITS=HOST:PORT, e.g. --route 1-10=192.168.1.10:502");
+                return GW_EX_USAGE;
+            }
+            /* The command line's routes replace the file's, as any option does. */
+            if (!o->routes_from_command_line) {
+                gw_route_table_init(&o->routes);
+                o->routes_from_command_line = 1;
+            }
+            if (add_route(o, eq != NULL ? eq + 1 : argv[++i], '=', "--route") != 0)
+                return GW_EX_USAGE;
+            continue;
+        }
         d = find_def(arg, len);
         if (d == NULL) {
             gw_log(GW_ERR, "unknown option '%s' (see mbsc-gateway --help)", argv[i]);
@@ -405,14 +447,24 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
             return GW_EX_USAGE;
         }
     }
-    return check_required(o) == 0 ? -1 : GW_EX_USAGE;
+    if (check_required(o) != 0)
+        return GW_EX_USAGE;
+    if (o->upstream != NULL) {
+        char why[GW_WHY_SIZE];
+
+        if (gw_route_set_default(&o->routes, o->upstream, "--upstream", why, sizeof why) != 0) {
+            gw_log(GW_ERR, "%s", why);
+            return GW_EX_USAGE;
+        }
+    }
+    return -1;
 }
 
 void gw_usage(FILE *out)
 {
     fputs("usage: mbsc-gateway server --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
           "                           --authorized FILE [--psk FILE] [--ciphers LIST]\n"
-          "                           [--policy FILE] [options]\n"
+          "                           [--policy FILE] [--route UNITS=HOST:PORT ...] [options]\n"
           "       mbsc-gateway client --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
           "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
           "                           [--allow-remote-plaintext] [options]\n"
@@ -421,13 +473,18 @@ void gw_usage(FILE *out)
           "       mbsc-gateway --help | --version\n"
           "\n"
           "server: accepts mbsc masters on --listen and forwards each authorised request\n"
-          "        as plain Modbus/TCP to the PLC at --upstream, over one connection.\n"
+          "        as plain Modbus/TCP to the PLC its unit id is routed to (--route), or\n"
+          "        to --upstream, over one connection per PLC.\n"
           "client: accepts plain Modbus/TCP clients on --listen (loopback only, unless\n"
           "        --allow-remote-plaintext) and carries their requests over one mbsc\n"
           "        session to a server gateway or any mbsc slave at --upstream.\n"
           "\n"
           "  --listen HOST:PORT      where to listen; port 0 picks a free port\n"
-          "  --upstream HOST:PORT    the PLC (server) or the server gateway (client)\n"
+          "  --upstream HOST:PORT    the PLC (server: the default route, for unit 0 and\n"
+          "                          every unit no --route names) or the server gateway\n"
+          "  --route UNITS=HOST:PORT server: the PLC for these unit ids (N, N-M or a list,\n"
+          "                          1-255, e.g. 1-10,20=192.168.1.10:502); repeatable;\n"
+          "                          a unit with no route and no --upstream gets 0A\n"
           "  --key FILE              our private key (mbsc-keygen), mode 0600\n"
           "  --authorized FILE       server: allow-list of masters, '<key> <name> [role]'\n"
           "  --policy FILE           server: roles to rights (docs/policy.md); without it\n"
@@ -466,8 +523,9 @@ void gw_usage(FILE *out)
           "made by the gateway: 01 refused by the policy, 06 the master's queue is full,\n"
           "0A upstream unreachable (client mode: 0B), 0B upstream did not answer in time.\n"
           "\n"
-          "Signals: SIGHUP re-reads the key, PSK, allow-list and policy (a bad file keeps\n"
-          "the old ones); SIGUSR1 logs the status (masters, upstream, counters), as\n"
+          "Signals: SIGHUP re-reads the configuration file, the key, PSK, allow-list,\n"
+          "policy and routes (all or nothing: a bad file keeps the old ones); SIGUSR1\n"
+          "logs the status (masters, routes, counters), as\n"
           "'mbsc-gateway status --control PATH' prints it;\n"
           "SIGTERM/SIGINT stop after the requests in flight (exit status 0).\n"
           "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 on bad usage.\n"

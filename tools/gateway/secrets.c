@@ -13,7 +13,8 @@
 
 #include <sodium.h>
 
-#include "gw.h"
+#include "log.h"
+#include "secrets.h"
 
 void gw_secrets_free(struct gw_secrets *s)
 {

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gw.h"
+#include "log.h"
+#include "signals.h"
 
 static int pipe_fds[2] = {-1, -1};
 static volatile sig_atomic_t pending_reload, pending_stop, pending_status;

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * control.h - the status view (control.c): a UNIX control socket
+ * (--control PATH) served by the event loop, the "mbsc-gateway status
+ * --control PATH" command that reads it, and the same text in the log on
+ * SIGUSR1.
+ */
+#ifndef MBSC_GATEWAY_CONTROL_H
+#define MBSC_GATEWAY_CONTROL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "loop.h"
+
+/* Writes the status lines (one per line, '\n'-terminated) to out. */
+typedef void (*gw_status_fn)(void *user, FILE *out);
+
+struct gw_control;
+
+/*
+ * Control clients are served from the loop without blocking it: at most
+ * GW_CONTROL_MAX_CLIENTS at once (the socket is not read while they are
+ * there), each closed GW_CONTROL_DEADLINE_MS after it was accepted,
+ * answered or not.
+ */
+#define GW_CONTROL_MAX_CLIENTS 4u
+#define GW_CONTROL_DEADLINE_MS 1000
+
+/*
+ * Listen on path (mode 0600; a stale socket there is replaced) and serve
+ * the status from fn(user) in loop; NULL and why on failure.
+ */
+struct gw_control *gw_control_open(struct gw_loop *loop, const char *path, gw_status_fn fn,
+                                   void *user, char *why, size_t why_len);
+/* Close the clients and the socket, and remove it; NULL is allowed. */
+void gw_control_close(struct gw_control *c);
+/* SIGUSR1: the same lines in the log, each after "status: ". */
+void gw_status_log(gw_status_fn fn, void *user);
+/* "mbsc-gateway status --control PATH": print the gateway's status; an exit status. */
+int gw_status_command(int argc, char **argv);
+
+#endif /* MBSC_GATEWAY_CONTROL_H */

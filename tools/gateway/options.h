@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * options.h - the gateway's settings, from the command line and from a
+ * configuration file (options.c).
+ */
+#ifndef MBSC_GATEWAY_OPTIONS_H
+#define MBSC_GATEWAY_OPTIONS_H
+
+#include <stdio.h>
+
+#include "route.h"
+
+enum gw_mode { GW_MODE_NONE = 0, GW_MODE_SERVER, GW_MODE_CLIENT };
+
+struct gw_options {
+    enum gw_mode mode;
+    char *config;     /* --config FILE, or NULL */
+    char *listen;     /* HOST:PORT */
+    char *upstream;   /* HOST:PORT: client, the server gateway; server, the default route */
+    char *key;        /* our private key */
+    char *authorized; /* server: the allow-list */
+    char *peer;       /* client: the server gateway's public key */
+    char *psk;        /* optional */
+    char *ciphers;    /* optional cipher list (client: --cipher NAME is a list of one) */
+    char *policy;     /* server: optional roles policy */
+    int allow_remote_plaintext;         /* client: listen on a non-loopback address */
+    unsigned long max_in_flight;        /* requests upstream at once (default 1) */
+    unsigned long max_queue;            /* queued requests per master (default 16) */
+    unsigned long request_timeout_ms;   /* answer 0x0B after this (default 1000) */
+    unsigned long connect_timeout_ms;   /* TCP connect + handshake upstream (default 3000) */
+    unsigned long reconnect_max_ms;     /* backoff ceiling (default 5000) */
+    unsigned long handshake_timeout_ms; /* server: masters' handshake (0: default) */
+    unsigned long max_connections;      /* masters / local clients at once (0: default) */
+    unsigned long drain_ms;             /* SIGTERM: longest wait for requests in flight */
+    char *control;                      /* optional UNIX socket for "mbsc-gateway status" */
+
+    /* Server: how much one master may hold. */
+    unsigned long max_sessions_per_master; /* sessions per master key (0: the library's, 4) */
+    unsigned long idle_timeout_ms;         /* close a master idle that long (0: never) */
+
+    /* Server: unit ids to PLCs (--route, route = ...), and --upstream as the default. */
+    struct gw_route_table routes;
+    int routes_from_command_line; /* --route given: the file's route lines are replaced */
+};
+
+/* Defaults, as documented in --help and docs/gateway.md. */
+void gw_options_init(struct gw_options *o);
+void gw_options_free(struct gw_options *o);
+
+/*
+ * Fill o (fresh from gw_options_init) from argv (argv[1] is the mode, or
+ * --help/--version were handled by the caller): a --config file first,
+ * then the other options, which override it.  Returns -1 to go on, or an
+ * exit status after a message.  A reload (SIGHUP) calls it again with the
+ * same argv, so that an edited configuration file is read anew.
+ */
+int gw_options_parse(struct gw_options *o, int argc, char **argv);
+
+/* The whole --help text. */
+void gw_usage(FILE *out);
+
+#endif /* MBSC_GATEWAY_OPTIONS_H */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * secrets.h - the key, the PSK, the allow-list (or the peer's key) and the
+ * policy, loaded as one bundle (secrets.c), so that a reload replaces all
+ * of them or none.
+ */
+#ifndef MBSC_GATEWAY_SECRETS_H
+#define MBSC_GATEWAY_SECRETS_H
+
+#include <stddef.h>
+
+#include <mbsc.h>
+
+#include "options.h"
+
+/* Everything a reload replaces at once. */
+struct gw_secrets {
+    mbsc_config *cfg;
+    mbsc_allowlist *allow; /* server mode */
+    mbsc_policy *policy;   /* server mode, NULL without --policy */
+};
+
+/*
+ * Load the key, PSK, allow-list (server) or peer key (client) and policy
+ * named by o into s.  0, or -1 with why naming the file (and line).
+ */
+int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len);
+void gw_secrets_free(struct gw_secrets *s);
+
+#endif /* MBSC_GATEWAY_SECRETS_H */

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * up_kinds.c - which kind of upstream a target takes (up_kinds.h).
+ */
+#include <stdio.h>
+
+#include "route.h"
+#include "up_kinds.h"
+
+const struct gw_up_kind *gw_up_kind_for(const char *target, const mbsc_config *cfg, char *why,
+                                        size_t why_len)
+{
+    if (gw_route_check_target(target, "upstream", why, why_len) != 0)
+        return NULL;
+    return cfg != NULL ? &gw_up_mbsc : &gw_up_plain;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * upstream.h - one connection behind the gateway, whatever its kind.
+ *
+ * The multiplexer (mux.h) sees only this interface: a state, a send, and
+ * three hooks (an answer came, the connection is ready, it ended).  What
+ * moves the bytes is the upstream's kind (upstream_kind.h): plain
+ * Modbus/TCP to a PLC (up_plain.c) or an mbsc session to a server gateway
+ * or a secure slave (up_mbsc.c); serial lines and Modbus/TCP Security
+ * devices are kinds to come, and plug in here without touching the loop
+ * or the multiplexer.
+ *
+ * Every upstream connects without blocking, under a deadline, and is made
+ * again after it ends: at once if it had been ready (a PLC closed an idle
+ * connection), otherwise after a backoff that doubles from 100 ms up to
+ * the configured ceiling, counted from the start of the failed attempt.
+ * It registers its own descriptor and timers with the loop.
+ */
+#ifndef MBSC_GATEWAY_UPSTREAM_H
+#define MBSC_GATEWAY_UPSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mbsc.h>
+
+struct gw_loop;
+
+enum gw_up_state {
+    GW_UP_IDLE = 0,   /* not connected, may connect now */
+    GW_UP_CONNECTING, /* connect (and handshake) under way */
+    GW_UP_READY,      /* requests may go */
+    GW_UP_BACKOFF     /* a connection failed: wait, then try again */
+};
+
+struct gw_upstream;
+
+struct gw_upstream_hooks {
+    void *user;
+    /* One whole ADU from upstream (framing checked, not its meaning). */
+    void (*answer)(void *user, const uint8_t *adu, size_t len);
+    /* The connection is ready. */
+    void (*up)(void *user);
+    /* The connection ended (was_ready: it had been ready) or could not be made. */
+    void (*down)(void *user, int was_ready, const char *why);
+    /* There is room to send again after gw_upstream_send said MBSC_ERR_WOULD_BLOCK. */
+    void (*room)(void *user);
+};
+
+struct gw_upstream_settings {
+    unsigned connect_timeout_ms; /* TCP connect and handshake; also TCP_USER_TIMEOUT */
+    unsigned backoff_max_ms;     /* ceiling of the wait between attempts */
+};
+
+/* What moves the bytes (upstream_kind.h); up_kinds.h says which kind a target takes. */
+struct gw_up_kind;
+
+/*
+ * An upstream of kind to target ("HOST:PORT"); cfg is the mbsc kind's
+ * config (borrowed until gw_upstream_set_config replaces it for the next
+ * connection), NULL for the others.  It starts connecting in the loop's
+ * next turn.  NULL with why when out of memory.
+ */
+struct gw_upstream *gw_upstream_new(struct gw_loop *loop, const struct gw_up_kind *kind,
+                                    const char *target, const mbsc_config *cfg,
+                                    const struct gw_upstream_settings *s,
+                                    const struct gw_upstream_hooks *hooks, char *why,
+                                    size_t why_len);
+/* Close and free, without calling the hooks; NULL is allowed. */
+void gw_upstream_free(struct gw_upstream *u);
+void gw_upstream_set_config(struct gw_upstream *u, const mbsc_config *cfg);
+enum gw_up_state gw_upstream_state(const struct gw_upstream *u);
+/* The target as configured. */
+const char *gw_upstream_name(const struct gw_upstream *u);
+/* "plain Modbus/TCP", "mbsc with chacha20", "mbsc": for the status view. */
+void gw_upstream_describe(const struct gw_upstream *u, char *buf, size_t len);
+/* Connections that became ready so far. */
+uint64_t gw_upstream_connects(const struct gw_upstream *u);
+
+/*
+ * Queue one ADU (state READY).  MBSC_OK (taken; a failure of the
+ * connection that follows is reported through the down hook),
+ * MBSC_ERR_WOULD_BLOCK when there is no room now (the upstream calls the
+ * room hook once there is), MBSC_ERR_STATE when not ready.
+ */
+int gw_upstream_send(struct gw_upstream *u, const uint8_t *adu, size_t len);
+/* Drop the connection now (why for the log); the down hook runs. */
+void gw_upstream_reset(struct gw_upstream *u, const char *why);
+
+#endif /* MBSC_GATEWAY_UPSTREAM_H */
