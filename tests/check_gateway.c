@@ -1197,6 +1197,177 @@ START_TEST(t_sessions_per_master_and_idle_timeout)
 }
 END_TEST
 
+/* ---- routes by unit id --------------------------------------------------------- */
+
+/* Register 0 as seen through master m for unit: its value, or -1 with the exception in *exc. */
+static int read_unit(modbus_t *m, int unit, uint8_t *exc)
+{
+    uint16_t v = 0;
+
+    ck_assert_int_eq(modbus_set_slave(m, unit), 0);
+    errno = 0;
+    if (modbus_read_registers(m, 0, 1, &v) == 1)
+        return v;
+    *exc = errno > MODBUS_ENOBASE ? (uint8_t)(errno - MODBUS_ENOBASE) : 0;
+    return -1;
+}
+
+/*
+ * Two PLCs behind one gateway: units 5-6 and 9 to the second, everything
+ * else (unit 0 too) to --upstream; a reload moves the routes all at once,
+ * a bad route file keeps them as they are.
+ */
+START_TEST(t_routes_by_unit)
+{
+    struct plc plc2;
+    struct gwp g;
+    char conf[1024], plc2_addr[64];
+    const char *args[] = {"--config", path_of("gw.conf"), NULL};
+    modbus_t *m;
+    uint8_t exc = 0;
+
+    memset(&plc2, 0, sizeof plc2);
+    ck_assert_int_eq(plc_start(&plc2, 0), 0);
+    snprintf(plc2_addr, sizeof plc2_addr, "127.0.0.1:%d", plc2.port);
+    plc_set_register(&plc, 0, 100);
+    plc_set_register(&plc2, 0, 200);
+    two_masters_allowed("operator", "viewer");
+    snprintf(conf, sizeof conf,
+             "mode = server\nlisten = 127.0.0.1:0\nupstream = %s\nkey = %s\nauthorized = %s\n"
+             "route = 5-6,9 %s   # the second PLC\n",
+             plc_hostport(), path_of("gw.key"), path_of("allow.txt"), plc2_addr);
+    write_file("gw.conf", conf);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    m = master(&g, 0);
+    ck_assert_int_eq(read_unit(m, 5, &exc), 200);
+    ck_assert_int_eq(read_unit(m, 6, &exc), 200);
+    ck_assert_int_eq(read_unit(m, 9, &exc), 200);
+    ck_assert_int_eq(read_unit(m, 7, &exc), 100);
+    ck_assert_int_eq(read_unit(m, 255, &exc), 100);
+    ck_assert_int_eq(read_unit(m, 0, &exc), 100); /* the broadcast: the default route */
+
+    /* A reload moves unit 9 to the default and adds 7; a bad file changes nothing. */
+    snprintf(conf, sizeof conf,
+             "mode = server\nlisten = 127.0.0.1:0\nupstream = %s\nkey = %s\nauthorized = %s\n"
+             "route = 5-7 %s\n",
+             plc_hostport(), path_of("gw.key"), path_of("allow.txt"), plc2_addr);
+    write_file("gw.conf", conf);
+    kill(g.pid, SIGHUP);
+    ck_assert_msg(wait_log(&g, "reloaded:"), "log: %s", g.log);
+    ck_assert_int_eq(read_unit(m, 7, &exc), 200);
+    ck_assert_int_eq(read_unit(m, 9, &exc), 100);
+    snprintf(conf, sizeof conf,
+             "mode = server\nlisten = 127.0.0.1:0\nupstream = %s\nkey = %s\nauthorized = %s\n"
+             "route = 1-9 %s\nroute = 9-12 %s\n",
+             plc_hostport(), path_of("gw.key"), path_of("allow.txt"), plc2_addr, plc_hostport());
+    write_file("gw.conf", conf);
+    kill(g.pid, SIGHUP);
+    ck_assert_msg(wait_log(&g, "gw.conf:7: unit 9 is already routed to"), "log: %s", g.log);
+    ck_assert_msg(wait_log(&g, "reload failed, the old configuration stays in force"), "log: %s",
+                  g.log);
+    ck_assert_int_eq(read_unit(m, 7, &exc), 200);
+    ck_assert_int_eq(read_unit(m, 9, &exc), 100);
+    ck_assert_int_eq(read_unit(m, 1, &exc), 100);
+    mbsc_modbus_close(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    plc_free(&plc2);
+}
+END_TEST
+
+/* No default route: a unit no route names gets 0A (gateway path unavailable). */
+START_TEST(t_unit_without_route)
+{
+    struct gwp g;
+    char route[96];
+    const char *args[] = {
+        "server",          "--listen",     "127.0.0.1:0",        "--route", route, "--key",
+        path_of("gw.key"), "--authorized", path_of("allow.txt"), NULL};
+    modbus_t *m;
+    uint8_t exc = 0;
+
+    snprintf(route, sizeof route, "1-10=%s", plc_hostport());
+    plc_set_register(&plc, 0, 100);
+    two_masters_allowed("operator", "viewer");
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    m = master(&g, 0);
+    ck_assert_int_eq(read_unit(m, 10, &exc), 100);
+    ck_assert_int_eq(read_unit(m, 11, &exc), -1);
+    ck_assert_uint_eq(exc, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE);
+    ck_assert_int_eq(read_unit(m, 0, &exc), -1);
+    ck_assert_uint_eq(exc, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE);
+    mbsc_modbus_close(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+/* Bad routes stop the start with the place, what is wrong and the fix; exit status 2. */
+static const struct {
+    const char *route, *message;
+} bad_routes[] = {
+    {"256=127.0.0.1:502", "--route: bad units '256'"},
+    {"0=127.0.0.1:502", "unit 0 is the broadcast address"},
+    {"5=plc.invalid", "'plc.invalid' is not HOST:PORT"},
+    {"5", "--route: '5' is not UNITS=HOST:PORT"},
+    {"1-10=127.0.0.1:502 --route 10=127.0.0.1:503",
+     "unit 10 is already routed to 127.0.0.1:502 by --route"},
+};
+
+START_TEST(t_bad_routes)
+{
+    struct gwp g;
+    char r1[96], r2[96];
+    const char *second;
+    const char *args[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--route",
+                          r1,
+                          NULL,
+                          NULL,
+                          NULL};
+
+    two_masters_allowed("operator", "viewer");
+    snprintf(r1, sizeof r1, "%s", bad_routes[_i].route);
+    second = strstr(r1, " --route ");
+    if (second != NULL) {
+        snprintf(r2, sizeof r2, "%s", second + 9);
+        r1[second - r1] = '\0';
+        args[9] = "--route";
+        args[10] = r2;
+    }
+    ck_assert(!gw_spawn(&g, args));
+    ck_assert_int_eq(gw_finish(&g, 0), 2);
+    ck_assert_msg(strstr(g.log, bad_routes[_i].message) != NULL, "'%s': log: %s",
+                  bad_routes[_i].route, g.log);
+}
+END_TEST
+
+/* In the file: the file and the line. */
+START_TEST(t_bad_route_in_file)
+{
+    struct gwp g;
+    char conf[512];
+    const char *args[] = {"--config", path_of("gw.conf"), NULL};
+
+    two_masters_allowed("operator", "viewer");
+    snprintf(conf, sizeof conf,
+             "mode = server\nlisten = 127.0.0.1:0\nkey = %s\nauthorized = %s\n"
+             "route = 1-4 127.0.0.1:502\nroute = 3-7 127.0.0.1:503\n",
+             path_of("gw.key"), path_of("allow.txt"));
+    write_file("gw.conf", conf);
+    ck_assert(!gw_spawn(&g, args));
+    ck_assert_int_eq(gw_finish(&g, 0), 2);
+    ck_assert_msg(strstr(g.log, "gw.conf:6: unit 3 is already routed to 127.0.0.1:502 by ") !=
+                          NULL &&
+                      strstr(g.log, "gw.conf:5") != NULL,
+                  "log: %s", g.log);
+}
+END_TEST
+
 /* ---- client mode ------------------------------------------------------------- */
 
 static void start_client(struct gwp *g, const char *upstream)
@@ -1707,6 +1878,10 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_reload_adds_removes_and_changes_roles);
     tcase_add_test(tc, t_reload_revokes_masters_in_handshake);
     tcase_add_test(tc, t_sessions_per_master_and_idle_timeout);
+    tcase_add_test(tc, t_routes_by_unit);
+    tcase_add_test(tc, t_unit_without_route);
+    tcase_add_loop_test(tc, t_bad_routes, 0, (int)(sizeof bad_routes / sizeof bad_routes[0]));
+    tcase_add_test(tc, t_bad_route_in_file);
     tcase_add_test(tc, t_client_gateway_to_server_gateway);
     tcase_add_test(tc, t_client_refuses_remote_plaintext);
     tcase_add_test(tc, t_client_pipelines_and_leaves);
