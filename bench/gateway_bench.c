@@ -14,9 +14,15 @@
  * one server gateway with 50 masters polling at once (each one request at a
  * time), with --max-in-flight 1 (the default) and 8.
  *
+ * With --compare PATH (another build's mbsc-gateway, e.g. the one before a
+ * change), both gateways are measured in the same run: the round trips in
+ * interleaved rounds (each round times every path in turn), the requests
+ * per second in alternating runs, so that what the machine does meanwhile
+ * falls on both alike.
+ *
  * Timings on a shared machine are noisy: compare rows of one run, not runs.
  *
- *   bench/mbsc-gateway-bench [--count N] [--seconds S] [--masters M]
+ *   bench/mbsc-gateway-bench [--count N] [--seconds S] [--masters M] [--compare PATH]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -70,36 +76,59 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-struct row {
-    const char *name;
+#define ROUNDS 10 /* round trips are timed in this many interleaved rounds */
+
+/* One path's round trips, gathered over the rounds. */
+struct path {
+    char name[80];
+    modbus_t *ctx;
+    double *t;
+    int n;
     double median, p99;
 };
 
-/* count timed reads after 100 untimed ones. */
-static struct row measure(const char *name, modbus_t *ctx, int count)
+static void path_open(struct path *p, const char *name, modbus_t *ctx, int count)
 {
-    double *t = calloc((size_t)count, sizeof *t);
-    struct row r = {name, 0, 0};
     uint16_t v[10];
     int i;
 
-    if (t == NULL)
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->ctx = ctx;
+    p->t = calloc((size_t)count, sizeof *p->t);
+    p->n = 0;
+    if (p->t == NULL)
         die("out of memory");
-    for (i = 0; i < 100; i++)
-        if (modbus_read_registers(ctx, 0, 10, v) != 10)
+    for (i = 0; i < 100; i++) /* untimed: connections, caches, the PLC's first answers */
+        if (modbus_read_registers(ctx, 0, 10, v) != 10) {
+            fprintf(stderr, "mbsc-gateway-bench: %s: ", name);
             die(modbus_strerror(errno));
-    for (i = 0; i < count; i++) {
+        }
+}
+
+/* n more timed reads of 10 holding registers. */
+static void path_round(struct path *p, int n)
+{
+    uint16_t v[10];
+    int i;
+
+    for (i = 0; i < n; i++) {
         double t0 = now_us();
 
-        if (modbus_read_registers(ctx, 0, 10, v) != 10)
+        if (modbus_read_registers(p->ctx, 0, 10, v) != 10) {
+            fprintf(stderr, "mbsc-gateway-bench: %s: ", p->name);
             die(modbus_strerror(errno));
-        t[i] = now_us() - t0;
+        }
+        p->t[p->n++] = now_us() - t0;
     }
-    qsort(t, (size_t)count, sizeof *t, cmp_double);
-    r.median = t[count / 2];
-    r.p99 = t[(size_t)((double)count * 0.99)];
-    free(t);
-    return r;
+}
+
+static void path_done(struct path *p)
+{
+    qsort(p->t, (size_t)p->n, sizeof *p->t, cmp_double);
+    p->median = p->t[p->n / 2];
+    p->p99 = p->t[(size_t)((double)p->n * 0.99)];
+    free(p->t);
+    p->t = NULL;
 }
 
 static modbus_t *plain(const char *hostport)
@@ -216,7 +245,7 @@ static void write_allowlist(int m)
         die("allow-list");
 }
 
-static void start_server(struct gwp *g, int plc_port, const char *in_flight)
+static void start_server(struct gwp *g, const char *program, int plc_port, const char *in_flight)
 {
     char up[32];
     const char *args[] = {"server",
@@ -233,19 +262,61 @@ static void start_server(struct gwp *g, int plc_port, const char *in_flight)
                           NULL};
 
     snprintf(up, sizeof up, "127.0.0.1:%d", plc_port);
+    gw_program = program;
     if (!gw_spawn(g, args))
         die("the server gateway did not start (run from the build directory)");
 }
 
+static void start_client(struct gwp *g, const char *program, const char *server)
+{
+    const char *args[] = {"client",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          server,
+                          "--key",
+                          path_of("client.key"),
+                          "--peer",
+                          path_of("gw.pub"),
+                          NULL};
+
+    gw_program = program;
+    if (!gw_spawn(g, args))
+        die("the client gateway did not start");
+}
+
+/* Requests per second with in_flight, over runs alternating between the programs. */
+static void throughput_rows(const char *const *programs, int n_prog, int plc_port, int m,
+                            int seconds, const char *in_flight)
+{
+    double sum[2] = {0, 0};
+    int run, k, failures[2] = {0, 0};
+
+    for (run = 0; run < 2; run++)
+        for (k = 0; k < n_prog; k++) {
+            struct gwp srv;
+            int f = 0;
+
+            start_server(&srv, programs[k], plc_port, in_flight);
+            sum[k] += throughput(srv.addr, m, seconds, &f);
+            failures[k] += f;
+            (void)gw_finish(&srv, SIGTERM);
+        }
+    for (k = 0; k < n_prog; k++)
+        printf("  --max-in-flight %s, %-10s %10.0f requests/s (%d failed)\n", in_flight,
+               k == 0 ? "this build" : "compared", sum[k] / 2, failures[k]);
+    if (n_prog == 2)
+        printf("  --max-in-flight %s: this build / compared %.2f\n", in_flight, sum[0] / sum[1]);
+}
+
 int main(int argc, char **argv)
 {
-    int count = 2000, seconds = 3, m = 50, i, failures;
-    struct plc plc;
-    struct gwp srv, cli;
-    struct row rows[3];
-    modbus_t *ctx;
-    char why[MBSC_WHY_SIZE];
-    double rps1, rps8;
+    int count = 2000, seconds = 3, m = 50, i, k, r, n_prog = 1, n_paths = 0;
+    const char *programs[2] = {"tools/mbsc-gateway", NULL};
+    struct plc plc[3]; /* the harness's PLC serves one connection: one for each path's server */
+    struct gwp srv[2], cli[2];
+    struct path paths[5];
+    char why[MBSC_WHY_SIZE], plc_addr[32];
 
     for (i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--count") == 0)
@@ -254,9 +325,16 @@ int main(int argc, char **argv)
             seconds = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--masters") == 0)
             m = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--compare") == 0 && n_prog == 1)
+            programs[n_prog++] = argv[i + 1];
+        else
+            die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
+                "[--compare PATH]");
     }
-    if (count < 100 || seconds < 1 || m < 1 || m > MAX_MASTERS)
-        die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256]");
+    if (count < 100 || seconds < 1 || m < 1 || m > MAX_MASTERS ||
+        (n_prog == 2 && programs[1][0] != '/'))
+        die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
+            "[--compare /ABSOLUTE/PATH/mbsc-gateway]");
     if (sodium_init() < 0)
         die("sodium_init");
     signal(SIGPIPE, SIG_IGN);
@@ -273,53 +351,65 @@ int main(int argc, char **argv)
         if (mbsc_keypair_generate(&masters_kp[i]) != MBSC_OK)
             die("keys");
     write_allowlist(m);
-    memset(&plc, 0, sizeof plc);
-    if (plc_start(&plc, 0) != 0)
-        die("PLC");
+    memset(plc, 0, sizeof plc);
+    for (k = 0; k < 3; k++)
+        if (plc_start(&plc[k], 0) != 0)
+            die("PLC");
+    snprintf(plc_addr, sizeof plc_addr, "127.0.0.1:%d", plc[0].port);
 
-    {
-        char addr[32];
+    path_open(&paths[n_paths++], "direct (plain Modbus/TCP)", plain(plc_addr), count);
+    for (k = 0; k < n_prog; k++) {
+        char name[80];
 
-        snprintf(addr, sizeof addr, "127.0.0.1:%d", plc.port);
-        ctx = plain(addr);
-        rows[0] = measure("direct (plain Modbus/TCP)", ctx, count);
-        modbus_close(ctx);
-        modbus_free(ctx);
+        start_server(&srv[k], programs[k], plc[1 + k].port, "1");
+        start_client(&cli[k], programs[k], srv[k].addr);
+        snprintf(name, sizeof name, "one gateway%s (mbsc master -> server gw)",
+                 k == 0 ? "" : ", compared");
+        path_open(&paths[n_paths++], name, secure(srv[k].addr, &masters_kp[0]), count);
+        snprintf(name, sizeof name, "two gateways%s (plain -> client gw -> server gw)",
+                 k == 0 ? "" : ", compared");
+        path_open(&paths[n_paths++], name, plain(cli[k].addr), count);
     }
-    start_server(&srv, plc.port, "1");
-    {
-        const char *args[] = {"client",          "--listen", "127.0.0.1:0",         "--upstream",
-                              srv.addr,          "--key",    path_of("client.key"), "--peer",
-                              path_of("gw.pub"), NULL};
-
-        if (!gw_spawn(&cli, args))
-            die("the client gateway did not start");
+    /* Every round times every path in turn: a busy moment falls on all of them. */
+    for (r = 0; r < ROUNDS; r++)
+        for (i = 0; i < n_paths; i++)
+            path_round(&paths[i], count / ROUNDS);
+    for (i = 0; i < n_paths; i++)
+        path_done(&paths[i]);
+    for (k = 0; k < n_prog; k++) {
+        (void)gw_finish(&cli[k], SIGTERM);
+        (void)gw_finish(&srv[k], SIGTERM);
     }
-    ctx = secure(srv.addr, &masters_kp[0]);
-    rows[1] = measure("one gateway (mbsc master -> server gw)", ctx, count);
-    mbsc_modbus_close(ctx);
-    ctx = plain(cli.addr);
-    rows[2] = measure("two gateways (plain -> client gw -> server gw)", ctx, count);
-    modbus_close(ctx);
-    modbus_free(ctx);
-    (void)gw_finish(&cli, SIGTERM);
+    for (i = 0; i < n_paths; i++) {
+        /* The direct path and the client gateways' are plain libmodbus contexts. */
+        if (i == 0 || i % 2 == 0) {
+            modbus_close(paths[i].ctx);
+            modbus_free(paths[i].ctx);
+        } else {
+            mbsc_modbus_close(paths[i].ctx);
+        }
+    }
 
-    printf("Round trip of one read of 10 holding registers, %d requests, loopback:\n", count);
-    printf("  %-48s %10s %10s %12s\n", "path", "median us", "p99 us", "added (med)");
-    for (i = 0; i < 3; i++)
-        printf("  %-48s %10.1f %10.1f %12.1f\n", rows[i].name, rows[i].median, rows[i].p99,
-               rows[i].median - rows[0].median);
+    printf("Round trip of one read of 10 holding registers, %d requests per path in %d "
+           "interleaved rounds, loopback%s%s:\n",
+           ROUNDS * (count / ROUNDS), ROUNDS, n_prog == 2 ? "; compared: " : "",
+           n_prog == 2 ? programs[1] : "");
+    printf("  %-58s %10s %10s %12s\n", "path", "median us", "p99 us", "added (med)");
+    for (i = 0; i < n_paths; i++)
+        printf("  %-58s %10.1f %10.1f %12.1f\n", paths[i].name, paths[i].median, paths[i].p99,
+               paths[i].median - paths[0].median);
+    if (n_prog == 2)
+        printf("  added, this build / compared: one gateway %.2f, two gateways %.2f\n",
+               (paths[1].median - paths[0].median) / (paths[3].median - paths[0].median),
+               (paths[2].median - paths[0].median) / (paths[4].median - paths[0].median));
 
-    rps1 = throughput(srv.addr, m, seconds, &failures);
-    printf("\n%d masters through one server gateway, %d s each:\n", m, seconds);
-    printf("  --max-in-flight 1: %10.0f requests/s (%d failed)\n", rps1, failures);
-    (void)gw_finish(&srv, SIGTERM);
-    start_server(&srv, plc.port, "8");
-    rps8 = throughput(srv.addr, m, seconds, &failures);
-    printf("  --max-in-flight 8: %10.0f requests/s (%d failed)\n", rps8, failures);
-    (void)gw_finish(&srv, SIGTERM);
+    printf("\n%d masters through one server gateway, %d s per run, the mean of 2 runs%s:\n", m,
+           seconds, n_prog == 2 ? " of each, alternating" : "");
+    throughput_rows(programs, n_prog, plc[1].port, m, seconds, "1");
+    throughput_rows(programs, n_prog, plc[1].port, m, seconds, "8");
 
-    plc_free(&plc);
+    for (k = 0; k < 3; k++)
+        plc_free(&plc[k]);
     unlink(path_of("gw.key"));
     unlink(path_of("gw.pub"));
     unlink(path_of("client.key"));

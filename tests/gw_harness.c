@@ -218,6 +218,8 @@ const char *gateway_path(void)
     static char path[4096];
     const char *b = getenv("top_builddir");
 
+    if (gw_program[0] == '/')
+        return gw_program; /* another build's, for a comparison */
     snprintf(path, sizeof path, "%s/%s", b != NULL ? b : ".", gw_program);
     return path;
 }

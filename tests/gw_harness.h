@@ -65,7 +65,7 @@ struct gwp {
     size_t log_len, mark;
 };
 
-/* The program gw_spawn runs, relative to $top_builddir. */
+/* The program gw_spawn runs, relative to $top_builddir (or an absolute path). */
 extern const char *gw_program;
 const char *gateway_path(void);
 
