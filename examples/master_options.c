@@ -35,7 +35,14 @@ struct mbpoll_style {
 struct parse {
     struct options *o;
     struct mbpoll_style mb;
+    const char *shown; /* the short option being applied ("-c"), for messages */
 };
+
+/* The option as the user typed it: messages about -c say -c, not --number. */
+static const char *as(const struct parse *p, const char *name)
+{
+    return p->shown != NULL ? p->shown : name;
+}
 
 static void usage(FILE *out)
 {
@@ -292,9 +299,9 @@ static int mbpoll_option(struct parse *p, const char *name)
     if (p->o->n_actions > 0)
         return ex_usage_error("%s must follow --poll ADDR:COUNT (or, without any action, "
                               "describe a poll in mbpoll's way)",
-                              name);
+                              as(p, name));
     if (p->mb.first == NULL)
-        p->mb.first = name;
+        p->mb.first = as(p, name);
     return 0;
 }
 
@@ -332,35 +339,35 @@ static int take_poll_option(struct parse *p, const char *name, const char *val)
     }
     if (strcmp(name, "--interval") == 0) {
         if (ex_parse_ulong(val, 0, MAX_INTERVAL_MS, &v) != 0)
-            return ex_usage_error("--interval '%s': expected 0..3600000 (ms)", val);
+            return ex_usage_error("%s '%s': expected 0..3600000 (ms)", as(p, name), val);
         if (poll == NULL) {
             if ((rc = mbpoll_option(p, name)) != 0)
                 return rc;
             if (p->mb.interval_given)
-                return ex_usage_error("--interval given twice");
+                return ex_usage_error("%s given twice", as(p, name));
             p->mb.interval_ms = v;
             p->mb.interval_given = 1;
             return 0;
         }
         if (poll->interval_ms != ULONG_MAX)
-            return ex_usage_error("--interval given twice for one --poll");
+            return ex_usage_error("%s given twice for one --poll", as(p, name));
         poll->interval_ms = v;
         return 0;
     }
     /* --table */
-    if ((rc = parse_table(o, name, val, &t)) != 0)
+    if ((rc = parse_table(o, as(p, name), val, &t)) != 0)
         return rc;
     if (poll == NULL) {
         if ((rc = mbpoll_option(p, name)) != 0)
             return rc;
         if (p->mb.table_given)
-            return ex_usage_error("--table given twice");
+            return ex_usage_error("%s given twice", as(p, name));
         p->mb.table = t;
         p->mb.table_given = 1;
         return 0;
     }
     if (poll->table_given)
-        return ex_usage_error("--table given twice for one --poll");
+        return ex_usage_error("%s given twice for one --poll", as(p, name));
     poll->table = t;
     poll->table_given = 1;
     return 0;
@@ -377,7 +384,7 @@ static int take_mbpoll_only(struct parse *p, const char *name, const char *val)
     if (p->o->n_actions > 0)
         return ex_usage_error("%s describes a poll in mbpoll's way, without any action; "
                               "--poll takes its range as ADDR:COUNT",
-                              name);
+                              as(p, name));
     if ((rc = mbpoll_option(p, name)) != 0)
         return rc;
     if (strcmp(name, "--zero-based") == 0) {
@@ -385,9 +392,9 @@ static int take_mbpoll_only(struct parse *p, const char *name, const char *val)
         return 0;
     }
     if (*given)
-        return ex_usage_error("%s given twice", name);
+        return ex_usage_error("%s given twice", as(p, name));
     if (ex_parse_ulong(val, is_ref ? 0 : 1, is_ref ? 65536 : MAX_READ_BITS, field) != 0)
-        return ex_usage_error("%s '%s': expected %s", name, val,
+        return ex_usage_error("%s '%s': expected %s", as(p, name), val,
                               is_ref ? "a reference, 1..65536 (0..65535 with -0)"
                                      : "a number of values, 1..2000 (registers: 1..125)");
     *given = 1;
@@ -446,10 +453,10 @@ static int take_option(struct parse *p, const char *name, const char *val)
     }
     if (strcmp(name, "--unit") == 0) {
         if (o->unit_given)
-            return ex_usage_error("--unit given twice");
+            return ex_usage_error("%s given twice", as(p, name));
         /* libmodbus refuses 248..254 on TCP (modbus_set_slave): say so now. */
         if (ex_parse_ulong(val, 0, 255, &o->unit) != 0 || (o->unit > 247 && o->unit < 255))
-            return ex_usage_error("--unit '%s': expected 0..247 or 255", val);
+            return ex_usage_error("%s '%s': expected 0..247 or 255", as(p, name), val);
         o->unit_given = 1;
         return 0;
     }
@@ -462,7 +469,7 @@ static int take_option(struct parse *p, const char *name, const char *val)
         return 0;
     }
     if (strcmp(name, "--format") == 0)
-        return take_format(o, name, val);
+        return take_format(o, as(p, name), val);
     if (strcmp(name, "--word-order") == 0) {
         enum mv_word_order w;
 
@@ -525,13 +532,13 @@ static int take_option(struct parse *p, const char *name, const char *val)
 
 /* Each letter and what it stands for (NULL value: a flag, with this value). */
 static const struct {
-    char letter;
+    const char *shown; /* "-a": the letter, for messages */
     const char *name;
     const char *flag_value; /* for flags; NULL: the option takes a value */
 } shorts[] = {
-    {'a', "--unit", NULL},     {'r', "--reference", NULL},   {'c', "--number", NULL},
-    {'t', "--table", NULL},    {'l', "--interval", NULL},    {'1', "--once", ""},
-    {'0', "--zero-based", ""}, {'B', "--word-order", "big"},
+    {"-a", "--unit", NULL},     {"-r", "--reference", NULL},   {"-c", "--number", NULL},
+    {"-t", "--table", NULL},    {"-l", "--interval", NULL},    {"-1", "--once", ""},
+    {"-0", "--zero-based", ""}, {"-B", "--word-order", "big"},
 };
 
 /* "-1B", "-a 1", "-t4:float": the letters of argv[*i]; 0 or an exit status. */
@@ -543,18 +550,20 @@ static int take_short(struct parse *p, int argc, char **argv, int *i)
 
     for (j = 1; a[j] != '\0'; j++) {
         const char *val;
-        char shown[3] = {'-', a[j], '\0'};
 
         if (a[j] == 'v') {
             p->o->verbose = 1;
             continue;
         }
-        for (k = 0; k < sizeof shorts / sizeof shorts[0] && shorts[k].letter != a[j]; k++)
+        for (k = 0; k < sizeof shorts / sizeof shorts[0] && shorts[k].shown[1] != a[j]; k++)
             ;
         if (k == sizeof shorts / sizeof shorts[0])
             return ex_usage_error("unknown option '-%c' in '%.200s' (see --help)", a[j], a);
+        p->shown = shorts[k].shown;
         if (shorts[k].flag_value != NULL) {
-            if ((rc = take_option(p, shorts[k].name, shorts[k].flag_value)) != 0)
+            rc = take_option(p, shorts[k].name, shorts[k].flag_value);
+            p->shown = NULL;
+            if (rc != 0)
                 return rc;
             continue;
         }
@@ -562,11 +571,13 @@ static int take_short(struct parse *p, int argc, char **argv, int *i)
         if (a[j + 1] != '\0') {
             val = a + j + 1;
         } else {
-            val = ex_option_value(argc, argv, i, NULL, shown);
+            val = ex_option_value(argc, argv, i, NULL, shorts[k].shown);
             if (val == NULL)
                 return EX_USAGE;
         }
-        return take_option(p, shorts[k].name, val);
+        rc = take_option(p, shorts[k].name, val);
+        p->shown = NULL;
+        return rc;
     }
     return 0;
 }
