@@ -47,7 +47,8 @@ static void usage(FILE *out)
           "       " PROG " --help | --version\n"
           "\n"
           "Keys are one line of base64 (32 bytes), as WireGuard's.  Existing files are\n"
-          "not replaced unless --force is given (--pub always replaces PATH.pub).\n",
+          "not replaced unless --force is given (--pub always replaces PATH.pub).\n"
+          "Manuals: man mbsc-keygen, mbsc-keys(5) (the files and their modes).\n",
           out);
 }
 
