@@ -149,13 +149,15 @@ static void usage(FILE *out)
           "                         request (default 300000, five minutes; 0: never)\n"
           "  --log-interval MS      at most one summary of refused connections per\n"
           "                         interval (default 10000)\n"
-          "  --policy FILE          roles to rights (docs/policy.md): requests the\n"
+          "  --policy FILE          roles to rights (man mbsc-policy): requests the\n"
           "                         master's role may not make get exception 01\n"
           "\n"
           "The first line on stdout is 'listening on HOST:PORT' with the real port.\n"
           "Connection events are logged on stderr.  SIGINT or SIGTERM stops the\n"
           "slave (exit status 0).  SIGHUP re-reads the key, PSK, allow-list and\n"
-          "policy; a bad file keeps the old ones.\n",
+          "policy; a bad file keeps the old ones.\n"
+          "Manuals: man secure_slave (and its DIAGNOSTICS for refused handshakes),\n"
+          "mbsc-allowlist(5), mbsc-policy(5), mbsc-keys(5).\n",
           out);
 }
 

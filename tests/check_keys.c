@@ -623,6 +623,45 @@ START_TEST(test_load_unreadable)
 }
 END_TEST
 
+/*
+ * A .pub file where a private key is wanted: refused by its name, even when
+ * its mode and contents would pass (a public key made 0600 after advice to
+ * "chmod 600" must not become a private key), naming the private file.
+ */
+START_TEST(test_keypair_load_refuses_pub)
+{
+    char why[MBSC_WHY_SIZE], expected[MBSC_WHY_SIZE];
+    mbsc_keypair kp;
+
+    write_str(tpath("gateway.key.pub"), ALICE_PUB_B64 "\n", 0600);
+    memset(&kp, 0xA5, sizeof kp);
+    ck_assert_int_eq(mbsc_keypair_load(&kp, tpath("gateway.key.pub"), why, sizeof why),
+                     MBSC_ERR_KEY_FILE_FORMAT);
+    snprintf(expected, sizeof expected,
+             "%s: this is a public key (the name ends in .pub); give the private key file "
+             "instead, e.g. %s",
+             tpath_slot(0, "gateway.key.pub"), tpath_slot(1, "gateway.key"));
+    ck_assert_str_eq(why, expected);
+    ck_assert_int_eq(mbsc_keypair_load(&kp, tpath("gateway.key.pub"), NULL, 0),
+                     MBSC_ERR_KEY_FILE_FORMAT);
+    ck_assert(sodium_is_zero((const unsigned char *)&kp, sizeof kp));
+    /* By name: a missing one is refused the same way, and a bare ".pub" too. */
+    ck_assert_int_eq(mbsc_keypair_load(&kp, "missing.pub", why, sizeof why),
+                     MBSC_ERR_KEY_FILE_FORMAT);
+    ck_assert_str_eq(why, "missing.pub: this is a public key (the name ends in .pub); give the "
+                          "private key file instead, e.g. missing");
+    ck_assert_int_eq(mbsc_keypair_load(&kp, "keys/.pub", why, sizeof why),
+                     MBSC_ERR_KEY_FILE_FORMAT);
+    ck_assert_str_eq(why, "keys/.pub: this is a public key (the name ends in .pub); give the "
+                          "private key file instead");
+    /* Only the end of the name counts; a public key loads as before. */
+    write_str(tpath("x.pubkey"), ALICE_PUB_B64 "\n", 0600);
+    ck_assert_int_eq(mbsc_keypair_load(&kp, tpath("x.pubkey"), why, sizeof why), MBSC_OK);
+    ck_assert_int_eq(mbsc_public_key_load(kp.public_key, tpath("gateway.key.pub"), why, sizeof why),
+                     MBSC_OK);
+}
+END_TEST
+
 /* A program's own file, read under a public key's rules (mbsc_trusted_file_read). */
 START_TEST(test_trusted_file_read)
 {
@@ -1468,6 +1507,7 @@ Suite *keys_suite(void)
     tcase_add_test(tc, test_private_permissions_ok);
     tcase_add_test(tc, test_public_permissions);
     tcase_add_test(tc, test_load_unreadable);
+    tcase_add_test(tc, test_keypair_load_refuses_pub);
     tcase_add_test(tc, test_trusted_file_read);
     tcase_add_loop_test(tc, test_load_format, 0, (int)(sizeof bad_files / sizeof bad_files[0]));
     tcase_add_test(tc, test_load_line_ends);

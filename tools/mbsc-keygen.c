@@ -47,7 +47,8 @@ static void usage(FILE *out)
           "       " PROG " --help | --version\n"
           "\n"
           "Keys are one line of base64 (32 bytes), as WireGuard's.  Existing files are\n"
-          "not replaced unless --force is given (--pub always replaces PATH.pub).\n",
+          "not replaced unless --force is given (--pub always replaces PATH.pub).\n"
+          "Manuals: man mbsc-keygen, mbsc-keys(5) (the files and their modes).\n",
           out);
 }
 
@@ -87,6 +88,14 @@ static char *pub_path(const char *path)
         memcpy(p + n, ".pub", sizeof ".pub");
     }
     return p;
+}
+
+/* 1 if path's name ends in ".pub", the name of public keys. */
+static int ends_with_pub(const char *path)
+{
+    size_t n = strlen(path);
+
+    return n >= 4 && strcmp(path + n - 4, ".pub") == 0;
 }
 
 /* 1 if something (a file, a dangling symlink) has the name path. */
@@ -250,6 +259,17 @@ int main(int argc, char **argv)
         return bad_usage("missing PATH");
     if (mode == MODE_PUB && flags != 0)
         return bad_usage("--force has no meaning with --pub (PATH.pub is always rewritten)");
+    /* Every program refuses a private key named *.pub (mbsc_keypair_load):
+     * do not make one.  (--pub PATH.pub gets the library's message.) */
+    if (mode == MODE_PAIR && ends_with_pub(path)) {
+        char msg[512];
+
+        snprintf(msg, sizeof msg,
+                 "%.100s: a private key named .pub would be taken for a public key; give the "
+                 "name without .pub (%.100s.pub is made beside it)",
+                 path, path);
+        return bad_usage(msg);
+    }
     if (mbsc_init() != MBSC_OK)
         return fail("mbsc_init failed: libsodium cannot be initialised (is /dev/urandom or "
                     "getrandom() available?)");

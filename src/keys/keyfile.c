@@ -157,6 +157,32 @@ static int load_key(uint8_t key[MBSC_KEY_BYTES], const char *path, unsigned forb
     return rc;
 }
 
+/*
+ * mbsc-keygen writes a pair as NAME and NAME.pub, and the .pub is the file
+ * people copy around: given where a private key is wanted, it is refused by
+ * its name, before the file is opened.  Read, it would fail the mode check
+ * with "chmod 600", and followed, that advice would make a public key pass
+ * for a private one.
+ */
+static int refuse_public_name(const char *path, char *why, size_t why_len)
+{
+    size_t n = path != NULL ? strlen(path) : 0;
+
+    if (n < 4 || strcmp(path + n - 4, ".pub") != 0)
+        return MBSC_OK;
+    if (n > 4 && path[n - 5] != '/')
+        mbsc_why(why, why_len,
+                 "%s: this is a public key (the name ends in .pub); give the private key file "
+                 "instead, e.g. %.*s",
+                 path, (int)(n - 4), path);
+    else
+        mbsc_why(why, why_len,
+                 "%s: this is a public key (the name ends in .pub); give the private key file "
+                 "instead",
+                 path);
+    return MBSC_ERR_KEY_FILE_FORMAT;
+}
+
 MBSC_API int mbsc_keypair_load(mbsc_keypair *kp, const char *private_path, char *why,
                                size_t why_len)
 {
@@ -166,7 +192,9 @@ MBSC_API int mbsc_keypair_load(mbsc_keypair *kp, const char *private_path, char 
         mbsc_why(why, why_len, "invalid argument");
         return MBSC_ERR_INVALID_ARG;
     }
-    rc = load_key(kp->private_key, private_path, MBSC_KEYIO_SECRET, why, why_len);
+    rc = refuse_public_name(private_path, why, why_len);
+    if (rc == MBSC_OK)
+        rc = load_key(kp->private_key, private_path, MBSC_KEYIO_SECRET, why, why_len);
     if (rc == MBSC_OK)
         rc = mbsc_keypair_from_private(kp, kp->private_key);
     if (rc != MBSC_OK)

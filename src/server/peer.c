@@ -104,6 +104,7 @@ void srv_conn_end(mbsc_server *srv, struct srv_conn *c, int err, const char *det
     } else {
         srv_list_remove(&srv->unconfirmed, c);
         srv->stats.unconfirmed--;
+        why = srv_refusal_cause(c, err, why);
         if (why == REFUSED_UNKNOWN_KEY) {
             uint8_t key[MBSC_KEY_BYTES];
 
@@ -284,6 +285,8 @@ void srv_conn_io(mbsc_server *srv, struct srv_conn *c, short revents)
         }
     }
     if (revents & (POLLIN | POLLERR | POLLHUP)) {
+        if (!c->confirmed && !c->peeked)
+            srv_refusal_peek(c); /* before the session takes the bytes */
         r = mbsc_link_read(&c->link);
         if (r == MBSC_ERR_WOULD_BLOCK && (revents & (POLLERR | POLLHUP)) &&
             !(mbsc_session_state(c->s) & MBSC_SESSION_RECV)) {

@@ -27,6 +27,15 @@ static const char *const reason_text[REFUSED_COUNT] = {
     [REFUSED_HANDSHAKE] = "bad handshake or frame",
     [REFUSED_REPLAY] = "replayed message 1",
     [REFUSED_CLOSED] = "closed by the client before confirmation",
+    [REFUSED_WRONG_SLAVE_KEY] = "handshake made for another slave key (the master's peer key is "
+                                "not this slave's public key)",
+    [REFUSED_NO_CIPHER] = "no cipher in common (this side allows none the master offers)",
+    [REFUSED_PLAIN_MODBUS] = "plain Modbus/TCP request (a Modbus client without mbsc on this "
+                             "port)",
+    [REFUSED_NOT_MBSC] = "not an mbsc handshake (another protocol on this port?)",
+    [REFUSED_PSK] = "master hung up after our reply (its pre-shared key most likely differs)",
+    [REFUSED_SILENT] = "handshake timeout, nothing received (not an mbsc master?)",
+    [REFUSED_PROBE] = "closed without sending anything (a port check?)",
     [REFUSED_OTHER] = "other errors",
 };
 
@@ -82,6 +91,13 @@ void srv_refuse(mbsc_server *srv, enum srv_refusal why)
     case REFUSED_HANDSHAKE: srv->stats.bad_handshakes++; break;
     case REFUSED_CLOSED: srv->stats.closed_early++; break;
     case REFUSED_REPLAY: srv->stats.replays++; break;
+    case REFUSED_WRONG_SLAVE_KEY:
+    case REFUSED_NO_CIPHER:
+    case REFUSED_PLAIN_MODBUS:
+    case REFUSED_NOT_MBSC: srv->stats.bad_handshakes++; break;
+    case REFUSED_PSK:
+    case REFUSED_PROBE: srv->stats.closed_early++; break;
+    case REFUSED_SILENT: srv->stats.timed_out++; break;
     case REFUSED_OTHER:
     case REFUSED_COUNT: break;
     }

@@ -6,6 +6,8 @@
  *   poller.c     epoll on Linux, poll() elsewhere, behind one small interface;
  *   admission.c  accept, budgets, eviction, the reserve descriptor;
  *   refusals.c   refusals counted by reason, one log line per interval;
+ *   refusal_cause.c  what a refusal most likely means (wrong peer key, PSK,
+ *                not an mbsc client...), from how far the connection got;
  *   peer.c       one connection: I/O through its link, confirmation,
  *                requests and answers, closing;
  *   events.c     events to the application;
@@ -71,6 +73,15 @@ enum srv_refusal {
     REFUSED_REPLAY,      /* message 1 seen before */
     REFUSED_CLOSED,      /* the client hung up before confirmation */
     REFUSED_OTHER,       /* out of memory, socket errors */
+
+    /* Likely causes, finer than the reasons above (refusal_cause.c). */
+    REFUSED_WRONG_SLAVE_KEY, /* message 1 made for another slave public key */
+    REFUSED_NO_CIPHER,       /* no cipher of the offer is allowed here */
+    REFUSED_PLAIN_MODBUS,    /* the first bytes are a plain Modbus/TCP request */
+    REFUSED_NOT_MBSC,        /* the first bytes are no mbsc handshake */
+    REFUSED_PSK,             /* the master hung up after message 2: PSKs differ */
+    REFUSED_SILENT,          /* nothing received before the handshake deadline */
+    REFUSED_PROBE,           /* closed without sending anything */
     REFUSED_COUNT
 };
 
@@ -99,6 +110,9 @@ struct srv_refusals {
 
 /* ---- connections --------------------------------------------------------------- */
 
+/* Bytes of a connection kept to recognise what spoke (an MBAP header is 7). */
+#define SRV_FIRST_BYTES 8u
+
 struct srv_conn {
     mbsc_server_conn_id id;
     int fd; /* -1 once closed (the memory goes at the end of the step) */
@@ -113,6 +127,10 @@ struct srv_conn {
     short watched;                /* events registered with the poller */
     int64_t due_ns;               /* unconfirmed: handshake deadline; confirmed: last activity */
     struct srv_conn *prev, *next; /* in srv->unconfirmed or srv->confirmed */
+
+    /* The client's first bytes, looked at before the session reads them (refusal_cause.c). */
+    uint8_t first[SRV_FIRST_BYTES];
+    uint8_t n_first, peeked; /* how many; 1 once looked at */
     struct srv_conn *next_ready, *next_dead;
     size_t slot;
     uint8_t ip[16]; /* source address, for the per-address budget */
@@ -183,6 +201,10 @@ void srv_refusals_unknown_key(mbsc_server *srv, const uint8_t key[MBSC_KEY_BYTES
                               const char *peer);
 void srv_refusals_flush(mbsc_server *srv, int64_t now, int force);
 int64_t srv_refusals_due(const mbsc_server *srv);
+
+/* refusal_cause.c */
+void srv_refusal_peek(struct srv_conn *c);
+enum srv_refusal srv_refusal_cause(const struct srv_conn *c, int err, enum srv_refusal why);
 
 /* peer.c */
 struct srv_conn *srv_conn_new(mbsc_server *srv, int fd, int *err);
