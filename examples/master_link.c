@@ -128,7 +128,7 @@ void master_link_failure(struct master_link *l, int saved_errno, struct mo_error
         e->kind = MO_ERR_EXCEPTION;
         e->exception = (unsigned)(saved_errno - MODBUS_ENOBASE);
         snprintf(e->message, sizeof e->message, "exception %02X, %s", e->exception,
-                 mv_exception_text(e->exception));
+                 mbsc_pdu_exception_text((uint8_t)e->exception));
     } else if (err == MBSC_ERR_PEER_CLOSED) {
         e->kind = MO_ERR_DISCONNECTED;
         snprintf(e->message, sizeof e->message, "the slave at %s closed the connection",

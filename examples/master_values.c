@@ -105,23 +105,3 @@ void mv_format_value(char *buf, size_t len, enum mv_format f, enum mv_word_order
     default: snprintf(buf, len, "%u", (unsigned)r[0]); break;
     }
 }
-
-const char *mv_exception_text(unsigned code)
-{
-    /*
-     * The same words as mbsc_pdu_exception_text() in <mbsc/pdu.h>, which is
-     * on its way into the library: use it from here once it is there.
-     */
-    switch (code) {
-    case 0x01: return "illegal function";
-    case 0x02: return "illegal data address";
-    case 0x03: return "illegal data value";
-    case 0x04: return "server device failure";
-    case 0x05: return "acknowledge";
-    case 0x06: return "server device busy";
-    case 0x08: return "memory parity error";
-    case 0x0A: return "gateway path unavailable";
-    case 0x0B: return "gateway target device failed to respond";
-    default: return "unknown exception";
-    }
-}

@@ -54,11 +54,4 @@ enum mv_syntax { MV_TEXT, MV_JSON };
 void mv_format_value(char *buf, size_t len, enum mv_format f, enum mv_word_order order,
                      enum mv_syntax syntax, const uint16_t *regs, unsigned i);
 
-/*
- * The name of a Modbus exception code (Modbus Application Protocol v1.1b3,
- * section 7): "illegal data address" for 2; "unknown exception" for a code
- * the specification does not define.
- */
-const char *mv_exception_text(unsigned code);
-
 #endif /* MBSC_EXAMPLES_MASTER_VALUES_H */
