@@ -8,7 +8,8 @@
  *   master_poll.c     --poll, which survives exceptions, timeouts and lost
  *                     connections;
  *   master_output.c   results and errors as text, JSON or CSV;
- *   master_values.c   register values as mbpoll shows them.
+ *   master_values.c   register values as mbpoll shows them;
+ *   master_time.c     the monotonic clock, and SIGINT/SIGTERM.
  */
 #ifndef MBSC_EXAMPLES_MASTER_H
 #define MBSC_EXAMPLES_MASTER_H
@@ -99,6 +100,9 @@ uint64_t master_now_ns(void);
 
 /* Microseconds since t0 (from master_now_ns), at most UINT32_MAX. */
 uint32_t master_elapsed_us(uint64_t t0);
+
+/* SIGINT and SIGTERM set master_interrupted (no SA_RESTART: sleeps end early). */
+void master_catch_interrupts(void);
 
 /* ---- master_link.c --------------------------------------------------------- */
 
