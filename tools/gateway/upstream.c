@@ -13,6 +13,14 @@
  * doubles from GW_BACKOFF_MIN_MS up to the configured ceiling, so that a
  * PLC that is down is not hammered.  A new mbsc connection always runs a
  * new handshake.
+ *
+ * A connection whose peer has gone silent (a partition, a host switched
+ * off) is given up once what was sent on it has stayed unacknowledged for
+ * the connect timeout (TCP_USER_TIMEOUT), and is then made again like any
+ * other.  Without that, TCP keeps retransmitting with a doubling timer, and
+ * after a ten-second partition the first retransmission that gets through
+ * may come seconds after the link is back.  A slow PLC does not trip it:
+ * its TCP acknowledges the request at once, whenever it answers.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -42,9 +50,10 @@ struct gw_upstream {
     struct gw_upstream_hooks h;
     enum gw_up_state state;
     int fd;
-    int tcp_up;        /* the TCP connect has completed */
-    int64_t due_ns;    /* CONNECTING: give up then; BACKOFF: try again then */
-    uint64_t connects; /* connections that became ready */
+    int tcp_up;         /* the TCP connect has completed */
+    int64_t due_ns;     /* CONNECTING: give up then; BACKOFF: try again then */
+    int64_t attempt_ns; /* when the last connection attempt started */
+    uint64_t connects;  /* connections that became ready */
     /* plain */
     uint8_t in[2 * GW_MAX_ADU];
     size_t in_len;
@@ -126,8 +135,16 @@ static void fail(struct gw_upstream *u, const char *why)
     if (was_ready) {
         u->state = GW_UP_IDLE; /* try again at once */
     } else {
+        /*
+         * The backoff counts from the start of the attempt that failed: an
+         * attempt that waited for its connect timeout (its SYN lost in a
+         * partition) does not add that timeout to the wait, so that a link
+         * that comes back is tried again within the backoff.
+         */
+        int64_t now = gw_now_ns(), next = u->attempt_ns + (int64_t)u->backoff_ms * 1000000;
+
         u->state = GW_UP_BACKOFF;
-        u->due_ns = gw_now_ns() + (int64_t)u->backoff_ms * 1000000;
+        u->due_ns = next > now ? next : now;
         u->backoff_ms =
             u->backoff_ms * 2 > u->backoff_max_ms ? u->backoff_max_ms : u->backoff_ms * 2;
     }
@@ -156,6 +173,7 @@ static void start_connect(struct gw_upstream *u, int64_t now_ns)
     int e = 0;
 
     u->state = GW_UP_CONNECTING;
+    u->attempt_ns = now_ns;
     u->due_ns = now_ns + (int64_t)u->connect_ms * 1000000;
     if (mbsc_addr_resolve(u->name, 0, &res, why, sizeof why) != MBSC_OK) {
         fail(u, why);
@@ -172,6 +190,9 @@ static void start_connect(struct gw_upstream *u, int64_t now_ns)
         }
         /* Modbus is request/answer: Nagle would delay every exchange. */
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#ifdef TCP_USER_TIMEOUT
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &u->connect_ms, sizeof u->connect_ms);
+#endif
         /* Non-blocking: EINTR, like EINPROGRESS, leaves the connect going on. */
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS ||
             errno == EINTR) {
