@@ -35,6 +35,14 @@
  *   - handshake deadline (default 2000 ms, or the config's handshake
  *     timeout if that is shorter), optional idle timeout for confirmed
  *     sessions (default 0: none);
+ *   - dead peers (default 30000 ms): a slave never sends unasked, so a
+ *     master whose host has gone (switched off, cut off, or reset by a
+ *     middlebox that reached only its side) would keep its session for
+ *     ever; every accepted socket is probed (TCP keepalive: the first probe
+ *     after half the time, then three a sixth apart), so such a connection
+ *     ends within about that much silence.  A master that is alive
+ *     answers the probes in its TCP stack, however long it stays idle.
+ *     0: no probes;
  *   - out of descriptors (EMFILE/ENFILE): a reserve descriptor is closed to
  *     accept and close the waiting client, then reopened; no pause.
  * Connections refused or dropped before confirmation are not reported one
@@ -112,7 +120,8 @@ enum mbsc_server_limit {
     MBSC_SERVER_MAX_UNCONFIRMED_PER_ADDRESS = 3, /* default 4 */
     MBSC_SERVER_HANDSHAKE_TIMEOUT_MS = 4,        /* default 2000 */
     MBSC_SERVER_IDLE_TIMEOUT_MS = 5,             /* default 0: none */
-    MBSC_SERVER_LOG_INTERVAL_MS = 6              /* default 10000 */
+    MBSC_SERVER_LOG_INTERVAL_MS = 6,             /* default 10000 */
+    MBSC_SERVER_DEAD_PEER_MS = 7                 /* default 30000; 0: no probes */
 };
 
 /* Counters, for tests, monitoring and benchmarks. */

@@ -26,6 +26,7 @@
 #define DEFAULT_MAX_PER_ADDRESS 4u
 #define DEFAULT_HANDSHAKE_MS    2000u
 #define DEFAULT_LOG_MS          10000u
+#define DEFAULT_DEAD_PEER_MS    30000u
 #define READY_PER_STEP          256
 
 MBSC_STATIC_ASSERT(ATOMIC_INT_LOCK_FREE == 2, "stop() needs a lock-free atomic int");
@@ -135,6 +136,11 @@ MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit whic
             return MBSC_ERR_INVALID_ARG;
         srv->log_ms = value;
         return MBSC_OK;
+    case MBSC_SERVER_DEAD_PEER_MS:
+        if (value > (unsigned)INT_MAX)
+            return MBSC_ERR_INVALID_ARG;
+        srv->dead_peer_ms = value;
+        return MBSC_OK;
     }
     return MBSC_ERR_INVALID_ARG;
 }
@@ -150,6 +156,7 @@ MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server
     case MBSC_SERVER_HANDSHAKE_TIMEOUT_MS: return srv->handshake_ms;
     case MBSC_SERVER_IDLE_TIMEOUT_MS: return srv->idle_ms;
     case MBSC_SERVER_LOG_INTERVAL_MS: return srv->log_ms;
+    case MBSC_SERVER_DEAD_PEER_MS: return srv->dead_peer_ms;
     }
     return 0;
 }
@@ -526,6 +533,7 @@ static int server_open(mbsc_server *srv, const char *hostport, char *why, size_t
     srv->max_per_address = DEFAULT_MAX_PER_ADDRESS;
     srv->handshake_ms = hs != 0 && hs < DEFAULT_HANDSHAKE_MS ? hs : DEFAULT_HANDSHAKE_MS;
     srv->log_ms = DEFAULT_LOG_MS;
+    srv->dead_peer_ms = DEFAULT_DEAD_PEER_MS;
     r = size_slots(srv, srv->max_connections);
     if (r != MBSC_OK) {
         mbsc_why(why, why_len, "out of memory");
