@@ -83,6 +83,7 @@ PLC_LATE_MS=1300 # the late PLC answers after the server gateway's timeout
 BOUND_MS=$((RECONNECT_MAX + 1000))
 CYCLES=${MBSC_FAULTS_CYCLES:-100}
 RSS_SLACK_KB=64 # heap pages a steady process may still touch after its warm-up
+DEAD_PEER_MS=30000 # mbsc_server's default: a session whose master's host has gone ends
 
 # --- names: unique per run ---------------------------------------------------------
 id=$$
@@ -208,14 +209,17 @@ link_fault() {
     done
 }
 
-# TCP resets on the gateway link: every segment to the server gateway's port
-# (on the PLC host) and from it (on the SCADA host) is answered with a reset.
-resets() { # resets on|off
+# TCP resets on the gateway link.  both: every segment to the server
+# gateway's port (on the PLC host) and from it (on the SCADA host) is
+# answered with a reset; client: only the client gateway's segments are,
+# as a firewall beside the server does after losing its state table.
+resets() { # resets on both|client, resets off
     local ns match
     for ns in "$ns_s" "$ns_c"; do
         match="tcp dport $port_server"
         [ "$ns" = "$ns_c" ] && match="tcp sport $port_server"
         if [ "$1" = on ]; then
+            [ "$ns" = "$ns_c" ] && [ "$2" = client ] && continue
             ip netns exec "$ns" nft -f - <<EOF || die "nft failed in $ns"
 table inet mbsc_faults {
     chain input {
@@ -225,9 +229,10 @@ table inet mbsc_faults {
 }
 EOF
         else
-            ip netns exec "$ns" nft delete table inet mbsc_faults || die "nft delete failed in $ns"
+            ip netns exec "$ns" nft delete table inet mbsc_faults 2>/dev/null
         fi
     done
+    return 0
 }
 
 # --- keys and configuration --------------------------------------------------------
@@ -276,8 +281,10 @@ start_client() {
         --control client.ctl
 }
 start_scada() { # start_scada NAME ROLE
-    in_c "${runner[@]}" "$scada_bin" --connect "127.0.0.1:$port_client" --log "$1.log" \
-        --role "$2" --timeout-ms "$SCADA_TIMEOUT" --interval-ms 10 >"$1.summary" 2>>"$1.err" &
+    # ip netns exec itself, not a shell function: $! must be the program (signals).
+    ip netns exec "$ns_c" "${runner[@]}" "$scada_bin" --connect "127.0.0.1:$port_client" \
+        --log "$1.log" --role "$2" --timeout-ms "$SCADA_TIMEOUT" --interval-ms 10 \
+        >"$1.summary" 2>>"$1.err" &
     pid[$1]=$!
 }
 kill_and_wait() { # kill_and_wait NAME SIGNAL
@@ -356,7 +363,24 @@ run_faults() {
     fi
     if wanted resets; then
         note "TCP resets on the gateway link for 3 s"
-        begin resets; resets on; hold 3; resets off; fault_over; finish
+        begin resets; resets on both; hold 3; resets off; fault_over; finish
+    fi
+    if wanted reset_idle; then
+        # Nothing unacknowledged on the server gateway's side when the client
+        # gateway's next segment meets the reset: that side learns nothing.
+        note "the link idle, then resets for the client gateway's segments only, 2 s"
+        kill -STOP "${pid[scada]}"
+        sleep 1
+        begin reset_idle; resets on client; kill -CONT "${pid[scada]}"; hold 2; resets off
+        fault_over; finish
+    fi
+    if wanted partition || wanted resets || wanted reset_idle; then
+        # The client gateway gave up the connection it had (the partition:
+        # its requests stayed unacknowledged; the resets reached its side);
+        # the server gateway's end of it, with nothing left to send, must be
+        # found dead by its probes (mbsc_server's dead-peer probes).
+        note "the server gateway's sessions of the connections given up must end within $DEAD_PEER_MS ms"
+        sessions_back_to 1 "after the last fault ended"
     fi
     if wanted plc_killed; then
         note "the PLC killed (SIGKILL), restarted 2 s later"
@@ -394,6 +418,24 @@ run_faults() {
 }
 
 growth_failed=
+# sessions_back_to N WHEN: wait until the server gateway holds N sessions, at
+# most DEAD_PEER_MS + 10 s (connections given up by the client gateway that
+# the server gateway can only find dead by probing).
+sessions_back_to() {
+    local t0 n end
+    t0=$(now_ms)
+    end=$((t0 + DEAD_PEER_MS + 10000))
+    while n=$(measure server | cut -d' ' -f3) && [ "$n" != "$1" ] && [ "$(now_ms)" -lt "$end" ]; do
+        sleep 0.2
+    done
+    if [ "$n" = "$1" ]; then
+        note "server gateway back to $1 session(s) $(($(now_ms) - t0)) ms $2"
+    else
+        echo "$prog: FAIL: the server gateway still holds $n sessions $DEAD_PEER_MS ms $2" >&2
+        growth_failed=1
+    fi
+}
+
 growth() { # growth "BEFORE" "AFTER" NAME: descriptors, RSS, sessions must not grow
     local f0 r0 s0 f1 r1 s1
     read -r f0 r0 s0 <<<"$1"
@@ -418,21 +460,23 @@ run_soak() {
     echo "baseline $t_start $t_start $(now_ms) $(measure server | cut -d' ' -f3)" >>phases.txt
     while [ "$(now_ms)" -lt "$end" ]; do
         sleep $((5 + RANDOM % 10)) # load without faults
-        kind=$((RANDOM % 6))
+        kind=$((RANDOM % 7))
         n=$((n + 1))
         case $kind in
         0) begin loss; link_fault loss 5; hold 5; link_fault clear ;;
         1) begin delay; link_fault delay 50 20; hold 5; link_fault clear ;;
         2) begin duplicate; link_fault duplicate 10; hold 5; link_fault clear ;;
-        3) begin resets; resets on; hold 1; resets off ;;
+        3) begin resets; resets on both; hold 1; resets off ;;
         4) begin plc_killed; kill_and_wait plc KILL; start_plc ;;
         5) begin plc_late; kill -USR1 "${pid[plc]}"; hold 3; kill -USR2 "${pid[plc]}" ;;
+        6) begin partition; link_fault partition; hold 3; link_fault clear ;;
         esac
         fault_over
         finish
     done
     sleep 2
     note "soak: $soak_minutes min, $n faults"
+    sessions_back_to "$(echo "$start_s" | cut -d' ' -f3)" "after the soak"
     note "soak end counters: client: $(status_line client)"
     note "soak end counters: server: $(status_line server)"
     growth "$start_c" "$(measure client)" client
