@@ -198,7 +198,7 @@ link_fault() {
     for d in "$ns_c $dev_c" "$ns_s $dev_s"; do
         read -r ns dev <<<"$d"
         case $1 in
-        clear) ip netns exec "$ns" tc qdisc del dev "$dev" root 2>/dev/null ;;
+        clear) ip netns exec "$ns" tc qdisc del dev "$dev" root 2>/dev/null || true ;;
         loss) ip netns exec "$ns" tc qdisc replace dev "$dev" root netem loss "$2%" ;;
         duplicate) ip netns exec "$ns" tc qdisc replace dev "$dev" root netem duplicate "$2%" ;;
         # Jitter makes packets overtake each other (netem's default queue sorts by time to send).
