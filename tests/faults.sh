@@ -303,15 +303,17 @@ wait_acked() {
     done
 }
 
-# status NAME: the first line of the gateway's status (the upstream and counters).
+# status_line NAME: the first line of the gateway's status (upstream, counters).
 status_line() { "${runner[@]}" "$gateway_bin" status --control "$1.ctl" 2>&1 | head -n 1; }
-# measure NAME: "fds RSS_KB SESSIONS" of a running gateway (sessions: masters or clients).
+# measure NAME: "fds RSS_KB SESSIONS" of a running gateway; SESSIONS: its
+# status lines of connected masters (server) or local clients (client).
 measure() {
     local p=${pid[$1]} fds rss sessions
     fds=$(find "/proc/$p/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")
-    sessions=$(status_line "$1" | sed -n 's/.*), \([0-9]*\) \(masters\|clients\);.*/\1/p')
-    echo "$fds $rss ${sessions:-?}"
+    sessions=$("${runner[@]}" "$gateway_bin" status --control "$1.ctl" 2>/dev/null |
+        grep -c '^\(master\|client\) ')
+    echo "$fds $rss $sessions"
 }
 
 start_plc
@@ -473,6 +475,8 @@ run_soak() {
         esac
         fault_over
         finish
+        [ $((n % 10)) -ne 0 ] ||
+            note "after $n faults: client $(measure client), server $(measure server) (descriptors, RSS KiB, sessions)"
     done
     sleep 2
     note "soak: $soak_minutes min, $n faults"
