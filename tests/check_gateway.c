@@ -557,6 +557,77 @@ START_TEST(t_two_masters_share_one_upstream)
 }
 END_TEST
 
+/*
+ * An upstream that accepts and closes at once (a PLC whose connections are
+ * all taken does that; so does a server gateway that refuses a session
+ * when it confirms): each connection is "ready" for an instant and never
+ * answers.  The gateway must back off between attempts, not reconnect in
+ * a loop: 100 + 200 + 400 + 800 ms fit in 1.5 s, so at most five attempts
+ * then (a reconnect at once after each close would be hundreds).
+ */
+struct slammer {
+    pthread_t th;
+    int lfd, port, stop;
+    unsigned accepts;
+};
+
+static void *slammer_main(void *arg)
+{
+    struct slammer *s = arg;
+
+    while (!s->stop) {
+        struct pollfd pfd = {s->lfd, POLLIN, 0};
+        int fd;
+
+        if (poll(&pfd, 1, 50) != 1)
+            continue;
+        fd = accept(s->lfd, NULL, NULL);
+        if (fd >= 0) {
+            __atomic_add_fetch(&s->accepts, 1, __ATOMIC_SEQ_CST);
+            close(fd);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(t_upstream_that_closes_at_once_backs_off)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    struct slammer s;
+    struct gwp g;
+    char up[64];
+    unsigned n;
+    long long t0;
+    const char *args[] = {
+        "server",          "--listen",     "127.0.0.1:0",        "--upstream",      up,     "--key",
+        path_of("gw.key"), "--authorized", path_of("allow.txt"), "--reconnect-max", "5000", NULL};
+
+    memset(&s, 0, sizeof s);
+    s.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(s.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(s.lfd, 64), 0);
+    ck_assert_int_eq(getsockname(s.lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(up, sizeof up, "127.0.0.1:%d", ntohs(sa.sin_port));
+    ck_assert_int_eq(pthread_create(&s.th, NULL, slammer_main, &s), 0);
+    two_masters_allowed(NULL, NULL);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    t0 = tu_now_ms();
+    while (tu_now_ms() - t0 < 1500)
+        (void)read_log(&g, 100);
+    n = __atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST);
+    ck_assert_msg(n >= 2 && n <= 5, "%u connections in 1.5 s; log ends: %s", n,
+                  g.log + (g.log_len > 300 ? g.log_len - 300 : 0));
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    s.stop = 1;
+    pthread_join(s.th, NULL);
+    close(s.lfd);
+}
+END_TEST
+
 START_TEST(t_plc_goes_away_and_comes_back)
 {
     struct gwp g;
@@ -1164,6 +1235,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_roles_read_only_master);
     tcase_add_test(tc, t_two_masters_share_one_upstream);
     tcase_add_test(tc, t_plc_goes_away_and_comes_back);
+    tcase_add_test(tc, t_upstream_that_closes_at_once_backs_off);
     tcase_add_test(tc, t_silent_and_malformed_plc);
     tcase_add_test(tc, t_late_answer_dropped);
     tcase_add_test(tc, t_late_answer_dropped_client_mode);

@@ -8,8 +8,8 @@
  * link (src/link/) so that nothing here blocks: the TCP connect is
  * non-blocking and the handshake advances with the poll() loop.
  *
- * A connection that fails is tried again: at once if it had been ready
- * (the PLC closed an idle connection, say), then after a backoff that
+ * A connection that fails is tried again: at once if it had carried an
+ * answer (the PLC closed an idle connection, say), then after a backoff that
  * doubles from GW_BACKOFF_MIN_MS up to the configured ceiling, so that a
  * PLC that is down is not hammered.  A new mbsc connection always runs a
  * new handshake.
@@ -51,6 +51,7 @@ struct gw_upstream {
     enum gw_up_state state;
     int fd;
     int tcp_up;         /* the TCP connect has completed */
+    int answered;       /* this connection has delivered an answer */
     int64_t due_ns;     /* CONNECTING: give up then; BACKOFF: try again then */
     int64_t attempt_ns; /* when the last connection attempt started */
     uint64_t connects;  /* connections that became ready */
@@ -90,6 +91,7 @@ static void drop_connection(struct gw_upstream *u)
     mbsc_sock_close(u->fd);
     u->fd = -1;
     u->tcp_up = 0;
+    u->answered = 0;
     u->in_len = u->out_len = 0;
 }
 
@@ -126,13 +128,19 @@ uint64_t gw_upstream_connects(const struct gw_upstream *u)
     return u->connects;
 }
 
-/* The connection ended or could not be made: tell, then plan the next try. */
+/*
+ * The connection ended or could not be made: tell, then plan the next try.
+ * Only a connection that carried an answer is made again at once: one that
+ * is closed as soon as it is up (a PLC whose connections are all taken
+ * accepts and closes; a server gateway refuses a session when it confirms)
+ * would otherwise be retried in a tight loop, hundreds of times a second.
+ */
 static void fail(struct gw_upstream *u, const char *why)
 {
-    int was_ready = u->state == GW_UP_READY;
+    int was_ready = u->state == GW_UP_READY, proven = was_ready && u->answered;
 
     drop_connection(u);
-    if (was_ready) {
+    if (proven) {
         u->state = GW_UP_IDLE; /* try again at once */
     } else {
         /*
@@ -151,6 +159,16 @@ static void fail(struct gw_upstream *u, const char *why)
     u->h.down(u->h.user, was_ready, why);
 }
 
+/* An answer came: the connection works, and the next failure may retry at once. */
+static void deliver(struct gw_upstream *u, const uint8_t *adu, size_t n)
+{
+    if (!u->answered) {
+        u->answered = 1;
+        u->backoff_ms = GW_BACKOFF_MIN_MS;
+    }
+    u->h.answer(u->h.user, adu, n);
+}
+
 void gw_upstream_reset(struct gw_upstream *u, const char *why)
 {
     if (u->state == GW_UP_READY || u->state == GW_UP_CONNECTING)
@@ -160,7 +178,6 @@ void gw_upstream_reset(struct gw_upstream *u, const char *why)
 static void become_ready(struct gw_upstream *u)
 {
     u->state = GW_UP_READY;
-    u->backoff_ms = GW_BACKOFF_MIN_MS;
     u->connects++;
     u->h.up(u->h.user);
 }
@@ -294,7 +311,7 @@ static void plain_deliver(struct gw_upstream *u)
         memcpy(adu, u->in, n);
         memmove(u->in, u->in + n, u->in_len - n);
         u->in_len -= n;
-        u->h.answer(u->h.user, adu, n);
+        deliver(u, adu, n);
     }
 }
 
@@ -361,7 +378,7 @@ static void session_deliver(struct gw_upstream *u)
             return;
         }
         if (n > 0)
-            u->h.answer(u->h.user, adu, n);
+            deliver(u, adu, n);
         sodium_memzero(adu, sizeof adu);
         if (u->state != GW_UP_READY)
             return;
