@@ -451,8 +451,9 @@ growth() { # growth "BEFORE" "AFTER" NAME: descriptors, RSS, sessions must not g
 }
 
 run_soak() {
-    local end=$(($(now_ms) + soak_minutes * 60000)) n=0 kind
-    local start_c start_s
+    local begin_ms end n=0 kind start_c start_s base_c= base_s=
+    begin_ms=$(now_ms)
+    end=$((begin_ms + soak_minutes * 60000))
     sleep 2
     start_c=$(measure client)
     start_s=$(measure server)
@@ -477,14 +478,23 @@ run_soak() {
         finish
         [ $((n % 10)) -ne 0 ] ||
             note "after $n faults: client $(measure client), server $(measure server) (descriptors, RSS KiB, sessions)"
+        # What the end is compared with: a third of the way in, once the
+        # gateways have met most faults and their heaps their working size.
+        if [ -z "$base_c" ] && [ "$(now_ms)" -ge $((begin_ms + soak_minutes * 20000)) ]; then
+            sessions_back_to "$(echo "$start_s" | cut -d' ' -f3)" "a third of the way in"
+            base_c=$(measure client)
+            base_s=$(measure server)
+            note "soak baseline, a third of the way in ($n faults): client $base_c; server $base_s"
+        fi
     done
     sleep 2
     note "soak: $soak_minutes min, $n faults"
     sessions_back_to "$(echo "$start_s" | cut -d' ' -f3)" "after the soak"
     note "soak end counters: client: $(status_line client)"
     note "soak end counters: server: $(status_line server)"
-    growth "$start_c" "$(measure client)" client
-    growth "$start_s" "$(measure server)" server
+    note "soak end: client $(measure client); server $(measure server) (descriptors, RSS KiB, sessions)"
+    growth "${base_c:-$start_c}" "$(measure client)" client
+    growth "${base_s:-$start_s}" "$(measure server)" server
 }
 
 if [ -n "$soak_minutes" ]; then run_soak; else run_faults; fi
