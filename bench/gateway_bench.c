@@ -308,9 +308,10 @@ static void throughput_rows(const char *const *programs, int n_prog, int plc_por
     for (k = 0; k < n_prog; k++) {
         qsort(rps[k], THROUGHPUT_RUNS, sizeof rps[k][0], cmp_double);
         med[k] = rps[k][THROUGHPUT_RUNS / 2];
-        printf("  --max-in-flight %s, %-10s %10.0f requests/s (median; range %.0f-%.0f; %d failed)\n",
-               in_flight, k == 0 ? "this build" : "compared", med[k], rps[k][0],
-               rps[k][THROUGHPUT_RUNS - 1], failures[k]);
+        printf(
+            "  --max-in-flight %s, %-10s %10.0f requests/s (median; range %.0f-%.0f; %d failed)\n",
+            in_flight, k == 0 ? "this build" : "compared", med[k], rps[k][0],
+            rps[k][THROUGHPUT_RUNS - 1], failures[k]);
     }
     if (n_prog == 2)
         printf("  --max-in-flight %s: this build / compared %.2f\n", in_flight, med[0] / med[1]);
