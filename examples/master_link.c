@@ -68,9 +68,12 @@ static void connect_failure(const struct options *o, int err, const char *why, s
     default:
         /* Connect, resolve, address errors: the library's line names the
          * address and the system's reason ("connect ...: Connection refused"). */
-        if (why[0] != '\0')
-            snprintf(m, n, "%s", why);
-        else
+        if (why[0] != '\0') {
+            size_t k = strnlen(why, n - 1); /* the line may be cut to fit */
+
+            memcpy(m, why, k);
+            m[k] = '\0';
+        } else
             snprintf(m, n, "cannot connect to %s: %s", to, mbsc_strerror(err));
         break;
     }

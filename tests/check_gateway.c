@@ -1999,7 +1999,7 @@ static size_t exchange_raw(const char *addr, int i, uint16_t tid, const uint8_t 
     ck_assert_int_eq(mbsc_conn_recv(c, got, sizeof got, &n, WAIT_MS), MBSC_OK);
     mbsc_conn_close(c);
     ck_assert_uint_ge(n, 9);
-    ck_assert_uint_eq(got[0] << 8 | got[1], tid);
+    ck_assert_uint_eq((unsigned)got[0] << 8 | got[1], tid);
     ck_assert_uint_le(n - 7, cap);
     memcpy(ans, got + 7, n - 7);
     return n - 7;
