@@ -49,6 +49,12 @@ int main(int argc, char **argv)
     gw_options_init(&o);
     rc = gw_options_parse(&o, argc, argv);
     if (rc < 0) {
+        /*
+         * A gateway that runs gets its time on each line, from here on; a
+         * usage error is a command's answer, read at once.
+         */
+        gw_log_set_timestamps(1);
+        gw_log_set_level(o.log_level != 0 ? (enum gw_level)o.log_level : GW_INFO);
         if (gw_signals_init() != 0)
             rc = GW_EX_FAILURE;
         else
