@@ -72,6 +72,13 @@ static int unix_address(struct sockaddr_un *sa, const char *path, char *why, siz
     return 0;
 }
 
+int gw_control_path_ok(const char *path, char *why, size_t why_len)
+{
+    struct sockaddr_un sa;
+
+    return unix_address(&sa, path, why, why_len);
+}
+
 /* The command's side: at most CONTROL_IO_MS for each read or write. */
 static void set_io_timeout(int fd)
 {

@@ -545,6 +545,10 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
             snprintf(o->where[find_def("log-level", 9) - defs], sizeof o->where[0], "--verbose");
             continue;
         }
+        if (len == 5 && memcmp(arg, "check", 5) == 0) {
+            o->check = 1;
+            continue;
+        }
         if (len == 5 && memcmp(arg, "route", 5) == 0) {
             if (eq == NULL && i + 1 >= argc) {
                 gw_log(GW_ERR, "--route needs UNITS=HOST:PORT, e.g. --route 1-10=192.168.1.10:502");

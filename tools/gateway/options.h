@@ -48,6 +48,7 @@ struct gw_options {
     int routes_from_command_line; /* --route given: the file's route lines are replaced */
 
     int log_level; /* log-level (enum gw_level), --verbose: debug; 0: the default, info */
+    int check;     /* --check: validate everything, start nothing */
 
     /*
      * Where each setting of the table was given, for messages: "FILE:LINE"
