@@ -180,17 +180,33 @@ void gw_up_ready(struct gw_upstream *u)
     if (u->state != GW_UP_CONNECTING)
         return;
     u->state = GW_UP_READY;
-    u->backoff_ms = BACKOFF_MIN_MS;
+    u->answered = 0;
     u->connects++;
     gw_timer_disarm(u->timer);
-    log_connected(u);
+    /*
+     * After attempts that failed to connect, a connection ends the outage.
+     * After connections that ended before their first answer (a PLC whose
+     * connections are all taken accepts and closes), only an answer does.
+     */
+    if (!u->outage_unanswered)
+        log_connected(u);
     u->h.up(u->h.user);
 }
 
 void gw_up_deliver(struct gw_upstream *u, const uint8_t *adu, size_t len)
 {
-    if (u->state == GW_UP_READY)
-        u->h.answer(u->h.user, adu, len);
+    if (u->state != GW_UP_READY)
+        return;
+    /* The connection works: after it, the next attempt goes at once. */
+    if (!u->answered) {
+        u->answered = 1;
+        u->backoff_ms = BACKOFF_MIN_MS;
+        if (u->outage_unanswered) {
+            u->outage_unanswered = 0;
+            log_connected(u);
+        }
+    }
+    u->h.answer(u->h.user, adu, len);
 }
 
 void gw_up_room(struct gw_upstream *u)
@@ -208,8 +224,15 @@ void gw_up_fail(struct gw_upstream *u, const char *why)
         return;
     snprintf(copy, sizeof copy, "%s", why); /* why may live in what is dropped */
     drop_connection(u);
-    if (was_ready) {
-        u->state = GW_UP_IDLE; /* try again at once */
+    /*
+     * Only a connection that carried an answer is made again at once.  One
+     * that ends before its first answer counts as a failed attempt: a PLC
+     * whose connections are all taken accepts and closes at once, a server
+     * gateway refuses a session over its per-key limit when it confirms,
+     * and neither may be retried in a tight loop.
+     */
+    if (was_ready && u->answered) {
+        u->state = GW_UP_IDLE;
         gw_timer_in(u->timer, 0);
     } else {
         /*
@@ -225,11 +248,16 @@ void gw_up_fail(struct gw_upstream *u, const char *why)
         u->backoff_ms =
             u->backoff_ms * 2 > u->set.backoff_max_ms ? u->set.backoff_max_ms : u->backoff_ms * 2;
     }
-    if (was_ready) {
+    if (was_ready && u->answered) {
         struct gw_field f[] = {{"MBSC_UPSTREAM", u->name}, {"MBSC_REASON", copy}};
 
         gw_logf(GW_WARN, f, 2, "upstream %s lost: %s; reconnecting", u->name, copy);
     } else {
+        /* A connection that ends before its first answer is a failed attempt, logged as one. */
+        u->outage_unanswered = was_ready;
+        if (was_ready)
+            snprintf(copy + strlen(copy), sizeof copy - strlen(copy),
+                     " (the connection ended before its first answer)");
         log_failure(u, copy);
     }
     u->h.down(u->h.user, was_ready, copy);

@@ -69,9 +69,11 @@ struct gw_upstream {
     enum gw_up_state state;
     unsigned backoff_ms;
     int64_t attempt_ns; /* when the current or last attempt started */
+    int answered;       /* the connection in force has delivered an answer */
     uint64_t connects;
     struct gw_outage outage; /* failed attempts since the last connection, and when to say so */
     char outage_why[256];    /* the cause last logged, to tell a new one */
+    int outage_unanswered;   /* the last failure: a connection that ended before its answer */
     mbsc_tcp_connect tc;     /* while the TCP connect is under way */
     int connecting_tcp;
     int fd; /* the connected socket, or -1 */
