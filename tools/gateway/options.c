@@ -515,8 +515,14 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
         if (v != NULL) {
             free(o->config);
             o->config = strdup(v);
-            if (o->config == NULL || read_config(o, v) != 0)
+            if (o->config == NULL)
                 return GW_EX_USAGE;
+            if (read_config(o, v) != 0) {
+                /* The rest of the file's mistakes, in the same run. */
+                if (o->mode != GW_MODE_NONE)
+                    (void)other_mode_settings(o);
+                return GW_EX_USAGE;
+            }
         }
     }
     for (i = first; i < argc; i++) {
