@@ -5,7 +5,7 @@
  *   mbsc-gateway server ...   mbsc masters in, plain Modbus/TCP to a PLC out
  *   mbsc-gateway client ...   plain Modbus/TCP clients in, one mbsc session out
  *   mbsc-gateway status ...   print a running gateway's status (control.c)
- *   mbsc-gateway --check ...  validate a configuration, start nothing (check.c)
+ *   mbsc-gateway --check ...  validate a configuration, start nothing (verify.c)
  *
  * Every option is described by --help (options.c) and in docs/gateway.md;
  * gw.h lists the files and what each does.
@@ -15,7 +15,7 @@
 
 #include <mbsc.h>
 
-#include "check.h"
+#include "verify.h"
 #include "control.h"
 #include "gw.h"
 #include "log.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check.c - "mbsc-gateway --check": what a start would load, loaded and
+ * verify.c - "mbsc-gateway --check": what a start would load, loaded and
  * thrown away.
  *
  * The command line and the file have been parsed already (options.c
@@ -14,7 +14,7 @@
  */
 #include <stdio.h>
 
-#include "check.h"
+#include "verify.h"
 #include "control.h"
 #include "log.h"
 #include "secrets.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check.h - "mbsc-gateway --check": validate a configuration and start
- * nothing (check.c).
+ * verify.h - "mbsc-gateway --check": validate a configuration and start
+ * nothing (verify.c).
  */
-#ifndef MBSC_GATEWAY_CHECK_H
-#define MBSC_GATEWAY_CHECK_H
+#ifndef MBSC_GATEWAY_VERIFY_H
+#define MBSC_GATEWAY_VERIFY_H
 
 #include "options.h"
 
@@ -17,4 +17,4 @@
  */
 int gw_check(const struct gw_options *o);
 
-#endif /* MBSC_GATEWAY_CHECK_H */
+#endif /* MBSC_GATEWAY_VERIFY_H */
