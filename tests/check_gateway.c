@@ -251,6 +251,24 @@ static const char policy_text[] = "operator read-write holding-registers 0-99\n"
                                   "operator read       input-registers   *\n"
                                   "viewer   read       holding-registers 0-99\n";
 
+/* The end of g's log, short enough for a failure message. */
+static const char *log_tail(const struct gwp *g)
+{
+    return g->log + (g->log_len > 600 ? g->log_len - 600 : 0);
+}
+
+/* How often needle occurs in s. */
+static unsigned count_of(const char *s, const char *needle)
+{
+    unsigned n = 0;
+
+    while ((s = strstr(s, needle)) != NULL) {
+        n++;
+        s += strlen(needle);
+    }
+    return n;
+}
+
 /* ---- server mode --------------------------------------------------------------- */
 
 START_TEST(t_forwards_reads_and_writes)
@@ -739,6 +757,12 @@ START_TEST(t_upstream_that_closes_at_once_backs_off)
     n = __atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST);
     ck_assert_msg(n >= 2 && n <= 5, "%u connections in 1.5 s; log ends: %s", n,
                   g.log + (g.log_len > 300 ? g.log_len - 300 : 0));
+    /* Each connection ends before its first answer: a failed attempt, logged once. */
+    ck_assert_msg(count_of(g.log, "unreachable") == 1 && count_of(g.log, " lost") == 0 &&
+                      count_of(g.log, " connected") <= 1,
+                  "log ends: %s", log_tail(&g));
+    ck_assert_msg(strstr(g.log, "(the connection ended before its first answer)") != NULL,
+                  "log ends: %s", log_tail(&g));
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
     s.stop = 1;
     pthread_join(s.th, NULL);
@@ -2409,24 +2433,6 @@ START_TEST(t_role_the_policy_does_not_name)
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
 }
 END_TEST
-
-/* The end of g's log, short enough for a failure message. */
-static const char *log_tail(const struct gwp *g)
-{
-    return g->log + (g->log_len > 600 ? g->log_len - 600 : 0);
-}
-
-/* How often needle occurs in s. */
-static unsigned count_of(const char *s, const char *needle)
-{
-    unsigned n = 0;
-
-    while ((s = strstr(s, needle)) != NULL) {
-        n++;
-        s += strlen(needle);
-    }
-    return n;
-}
 
 START_TEST(t_client_names_the_refused_handshake)
 {
