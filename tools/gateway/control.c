@@ -103,7 +103,8 @@ static void on_deadline(void *data);
  */
 static int socket_answers(const struct sockaddr_un *sa, char *why, size_t why_len)
 {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r, err;
+    /* Non-blocking: a gateway that is stopped with its backlog full must not hang this one. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r, err;
 
     if (fd < 0) {
         snprintf(why, why_len, "control socket %s: %s", sa->sun_path, strerror(errno));
