@@ -2461,6 +2461,54 @@ START_TEST(t_client_names_the_refused_handshake)
 }
 END_TEST
 
+START_TEST(t_client_names_psk_mismatch)
+{
+    struct gwp srv, cli;
+    char line[256], why[MBSC_WHY_SIZE];
+    uint8_t psk[MBSC_KEY_BYTES];
+
+    /* The client gateway is listed; only the pre-shared keys differ. */
+    master_kp[3] = other_gw_kp;
+    allow_line(line, sizeof line, 3, "scada", NULL);
+    write_file("allow.txt", line);
+    memset(psk, 0xa5, sizeof psk);
+    ck_assert_int_eq(mbsc_psk_save(path_of("a.psk"), psk, 0, why, sizeof why), MBSC_OK);
+    memset(psk, 0x5a, sizeof psk);
+    ck_assert_int_eq(mbsc_psk_save(path_of("b.psk"), psk, 0, why, sizeof why), MBSC_OK);
+    {
+        /* path_of() keeps its last eight paths: these arrays are made after the files. */
+        const char *srv_args[] = {"server",          "--listen",       "127.0.0.1:0",
+                                  "--upstream",      plc_hostport(),   "--key",
+                                  path_of("gw.key"), "--authorized",   path_of("allow.txt"),
+                                  "--psk",           path_of("a.psk"), NULL};
+
+        ck_assert_msg(gw_spawn(&srv, srv_args), "the gateway did not start: %s", srv.log);
+    }
+    {
+        const char *cli_args[] = {"client",
+                                  "--listen",
+                                  "127.0.0.1:0",
+                                  "--upstream",
+                                  srv.addr,
+                                  "--key",
+                                  path_of("client.key"),
+                                  "--peer",
+                                  path_of("gw.pub"),
+                                  "--psk",
+                                  path_of("b.psk"),
+                                  "--reconnect-max",
+                                  "200",
+                                  NULL};
+
+        ck_assert_msg(gw_spawn(&cli, cli_args), "the client gateway did not start: %s",
+                      log_tail(&cli));
+    }
+    ck_assert_msg(wait_log(&cli, "the pre-shared keys differ"), "log ends: %s", log_tail(&cli));
+    ck_assert_int_eq(gw_finish(&cli, SIGTERM), 0);
+    ck_assert_int_eq(gw_finish(&srv, SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(t_journal_fields)
 {
     struct gwp g;
@@ -2567,6 +2615,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_status_json_and_prometheus);
     tcase_add_test(tc, t_role_the_policy_does_not_name);
     tcase_add_test(tc, t_client_names_the_refused_handshake);
+    tcase_add_test(tc, t_client_names_psk_mismatch);
     tcase_add_test(tc, t_journal_fields);
     suite_add_tcase(s, tc);
     return s;
