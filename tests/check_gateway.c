@@ -705,6 +705,8 @@ struct slammer {
     pthread_t th;
     int lfd, port, stop;
     unsigned accepts;
+    unsigned keep_after; /* 0: close every connection; N: keep those after the Nth, silent */
+    int kept;            /* the last connection kept, or 0 */
 };
 
 static void *slammer_main(void *arg)
@@ -719,8 +721,15 @@ static void *slammer_main(void *arg)
             continue;
         fd = accept(s->lfd, NULL, NULL);
         if (fd >= 0) {
-            __atomic_add_fetch(&s->accepts, 1, __ATOMIC_SEQ_CST);
-            close(fd);
+            unsigned n = __atomic_add_fetch(&s->accepts, 1, __ATOMIC_SEQ_CST);
+
+            if (s->keep_after != 0 && n > s->keep_after) {
+                if (s->kept > 0)
+                    close(s->kept);
+                s->kept = fd;
+            } else {
+                close(fd);
+            }
         }
     }
     return NULL;
@@ -2509,6 +2518,67 @@ START_TEST(t_client_names_psk_mismatch)
 }
 END_TEST
 
+/*
+ * A PLC that closes the first two connections at once and keeps the third,
+ * silent: connected, but the outage goes on until an answer, and the
+ * status says so instead of "connected for 2 s".
+ */
+START_TEST(t_status_connected_without_answer)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    struct slammer s;
+    struct gwp g;
+    char up[64], args[256], out[4096];
+    long long t0;
+
+    memset(&s, 0, sizeof s);
+    s.keep_after = 2;
+    s.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(s.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(s.lfd, 64), 0);
+    ck_assert_int_eq(getsockname(s.lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(up, sizeof up, "127.0.0.1:%d", ntohs(sa.sin_port));
+    ck_assert_int_eq(pthread_create(&s.th, NULL, slammer_main, &s), 0);
+    two_masters_allowed(NULL, NULL);
+    {
+        const char *argv[] = {"server",
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--upstream",
+                              up,
+                              "--key",
+                              path_of("gw.key"),
+                              "--authorized",
+                              path_of("allow.txt"),
+                              "--control",
+                              path_of("ctl"),
+                              "--reconnect-max",
+                              "200",
+                              NULL};
+
+        ck_assert_msg(gw_spawn(&g, argv), "the gateway did not start: %s", g.log);
+    }
+    t0 = tu_now_ms();
+    while (__atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST) < 3 && tu_now_ms() - t0 < WAIT_MS)
+        (void)read_log(&g, 50);
+    ck_assert_uint_eq(__atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST), 3);
+    snprintf(args, sizeof args, "--control %s", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, " connected, no answer yet, after 2 failed attempts over ") != NULL,
+                  "status: %s", out);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    s.stop = 1;
+    pthread_join(s.th, NULL);
+    if (s.kept > 0)
+        close(s.kept);
+    close(s.lfd);
+}
+END_TEST
+
 START_TEST(t_journal_fields)
 {
     struct gwp g;
@@ -2616,6 +2686,7 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_role_the_policy_does_not_name);
     tcase_add_test(tc, t_client_names_the_refused_handshake);
     tcase_add_test(tc, t_client_names_psk_mismatch);
+    tcase_add_test(tc, t_status_connected_without_answer);
     tcase_add_test(tc, t_journal_fields);
     suite_add_tcase(s, tc);
     return s;

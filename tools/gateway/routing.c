@@ -403,8 +403,13 @@ static void status_text(const struct path_view *v, FILE *out)
     fprintf(out, " (%s) %s", v->kind, v->state);
     if (v->failing > 0) {
         gw_duration_text(v->outage_ns, lasted, sizeof lasted);
-        fprintf(out, " for %s, %llu failed attempt%s", lasted, (unsigned long long)v->failing,
-                v->failing == 1 ? "" : "s");
+        /* Connected after connections that ended unanswered: the outage ends with an answer. */
+        if (gw_upstream_state(p->up) == GW_UP_READY)
+            fprintf(out, ", no answer yet, after %llu failed attempt%s over %s",
+                    (unsigned long long)v->failing, v->failing == 1 ? "" : "s", lasted);
+        else
+            fprintf(out, " for %s, %llu failed attempt%s", lasted, (unsigned long long)v->failing,
+                    v->failing == 1 ? "" : "s");
     }
     fprintf(out,
             " (%llu connection%s); forwarded %llu, answered %llu, timed out %llu, "
