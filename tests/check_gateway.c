@@ -2214,6 +2214,19 @@ START_TEST(t_check_good_and_bad)
     ck_assert_msg(strstr(out, "2 masters allowed, policy ") != NULL, "out: %s", out);
     ck_assert_int_ne(lstat(path_of("ctl"), &st), 0);
 
+    /* The control socket's directory: not there yet is a warning, a file in the way an error. */
+    write_relative_conf("control = run/ctl\n");
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "run does not exist (yet)") != NULL &&
+                      strstr(out, "configuration OK (with 1 warning above)") != NULL,
+                  "out: %s", out);
+    write_relative_conf("control = gw.key/ctl\n");
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "gw.key is not a directory") != NULL, "out: %s", out);
+    write_relative_conf("control = policy.txt\n");
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "policy.txt: exists and is not a socket") != NULL, "out: %s", out);
+
     /* Every problem at once: a public key as --key, an allow-list and a policy line. */
     write_file("allow.txt", "# masters\nnot a key line\n");
     write_file("policy.txt", "operator fly holding-registers 0-99\n");

@@ -76,11 +76,50 @@ static int unix_address(struct sockaddr_un *sa, const char *path, char *why, siz
     return 0;
 }
 
-int gw_control_path_ok(const char *path, char *why, size_t why_len)
+int gw_control_path_check(const char *path, char *why, size_t why_len)
 {
     struct sockaddr_un sa;
+    char dir[sizeof sa.sun_path];
+    const char *slash = strrchr(path, '/');
+    struct stat st;
 
-    return unix_address(&sa, path, why, why_len);
+    if (unix_address(&sa, path, why, why_len) != 0)
+        return -1;
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT) {
+            snprintf(why, why_len, "control socket %s: directory %s: %s", path, dir,
+                     strerror(errno));
+            return -1;
+        }
+        snprintf(why, why_len,
+                 "control socket %s: directory %s does not exist (yet): create it, or let "
+                 "systemd's RuntimeDirectory= create it when the service starts",
+                 path, dir);
+        return 1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, why_len, "control socket %s: %s is not a directory", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(why, why_len,
+                 "control socket %s: directory %s is not writable by this user (the socket is "
+                 "created there): %s",
+                 path, dir, strerror(errno));
+        return -1;
+    }
+    /* Whatever is there but a socket is refused at start; a socket is ours to replace or not. */
+    if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+        snprintf(why, why_len,
+                 "control socket %s: exists and is not a socket; remove it or name another path",
+                 path);
+        return -1;
+    }
+    return 0;
 }
 
 /* The command's side: at most CONTROL_IO_MS for each read or write. */

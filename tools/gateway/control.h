@@ -39,8 +39,13 @@ struct gw_control;
  */
 struct gw_control *gw_control_open(struct gw_loop *loop, const char *path, gw_status_fn fn,
                                    void *user, char *why, size_t why_len);
-/* Whether path can name a control socket (its length); 0, or -1 with why. */
-int gw_control_path_ok(const char *path, char *why, size_t why_len);
+/*
+ * --check: could a gateway take path for its socket?  0 yes; 1 its
+ * directory does not exist yet (why: a warning, since systemd creates the
+ * unit's runtime directory only at start); -1 no (why: its length, a
+ * directory this user cannot write, a file that is not a socket).
+ */
+int gw_control_path_check(const char *path, char *why, size_t why_len);
 /* Close the clients and the socket, and remove it; NULL is allowed. */
 void gw_control_close(struct gw_control *c);
 /* SIGUSR1: the same lines in the log, each after "status: ". */

@@ -7,9 +7,9 @@
  * reports every bad line of the file and exits before this), so what is
  * left is what a start reads from elsewhere: the key files, the allow-list
  * and the policy (with their permissions and owners), the kind of upstream
- * each route's target takes, and the control socket's path.  The same
- * functions as a start do it, so the check cannot pass what a start
- * refuses.  Files are checked as the user who runs --check: run it as the
+ * each route's target takes, and the control socket's path and
+ * directory.  The same functions as a start do it, so the check cannot
+ * pass what a start refuses.  Files are checked as the user who runs --check: run it as the
  * gateway's user (sudo -u mbsc ...), whose rights decide at start.
  */
 #include <stdio.h>
@@ -54,9 +54,12 @@ int gw_check(const struct gw_options *o)
     char why[GW_WHY_SIZE], warned[64] = "";
 
     bad += check_targets(o);
-    if (o->control != NULL && gw_control_path_ok(o->control, why, sizeof why) != 0) {
-        gw_log(GW_ERR, "%s", why);
-        bad++;
+    if (o->control != NULL) {
+        int r = gw_control_path_check(o->control, why, sizeof why);
+
+        if (r != 0)
+            gw_log(r > 0 ? GW_WARN : GW_ERR, "%s", why);
+        bad += r < 0;
     }
     if (bad > 0) {
         gw_log(GW_ERR, "%s: %u problem%s; a gateway would not start with it", source, bad,
