@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: ISC
 # shellcheck shell=bash
-# Bash completion for the mbsc programs: secure_master, secure_slave and
-# mbsc-keygen.
+# Bash completion for the mbsc programs: secure_master, secure_slave,
+# mbsc-keygen and mbsc-gateway.
 #
 # make install puts this file in bash-completion's directory under the
 # name of each program: bash-completion loads it for whichever program is
@@ -102,6 +102,19 @@ _mbsc_value_secure_slave() {
     esac
 }
 
+_mbsc_value_mbsc_gateway() {
+    case $1 in
+    --key) _mbsc_files private ;;
+    --peer) _mbsc_files public ;;
+    --authorized | --policy | --psk | --config | --control) _mbsc_files any ;;
+    --cipher) _mbsc_words "$_mbsc_ciphers" ;;
+    --ciphers) _mbsc_list "$_mbsc_ciphers" ;;
+    --log-level) _mbsc_words debug info warning ;;
+    --listen | --upstream | --route | --max-* | --*-timeout | --reconnect-max) ;;
+    *) return 1 ;;
+    esac
+}
+
 # mbsc-keygen has no option with a value: every word but an option is PATH.
 _mbsc_value_mbsc_keygen() {
     return 1
@@ -155,13 +168,19 @@ _mbsc_complete() {
         _mbsc_trim
         return 0
     fi
-    if [[ $cur == -* ]]; then
+    if [[ $name == mbsc_gateway && ${COMP_LINE:0:COMP_POINT} =~ ^[^[:space:]]+[[:space:]]+status[[:space:]] ]]; then
+        # "mbsc-gateway status" has options of its own.
+        [[ $cur == -* ]] && _mbsc_words --control --json --prometheus
+    elif [[ $cur == -* ]]; then
         _mbsc_words "$(_mbsc_long_options "$prog")"
     elif [[ $name == mbsc_keygen ]]; then
         _mbsc_files private
+    elif [[ $name == mbsc_gateway && ($prev == */mbsc-gateway || $prev == mbsc-gateway) ]]; then
+        # The first word: the mode, or the status command.
+        _mbsc_words server client status
     fi
     _mbsc_trim
     return 0
 }
 
-complete -F _mbsc_complete secure_master secure_slave mbsc-keygen
+complete -F _mbsc_complete secure_master secure_slave mbsc-keygen mbsc-gateway

@@ -104,7 +104,10 @@ static void setup(void)
     int i;
 
     request_timeout = "3000";
-    gw_program = "tools/mbsc-gateway";
+    /* $GATEWAY_UNDER_TEST: another build's gateway (an absolute path), to compare. */
+    gw_program =
+        getenv("GATEWAY_UNDER_TEST") != NULL ? getenv("GATEWAY_UNDER_TEST") : "tools/mbsc-gateway";
+    gw_journal_stream = 0;
     snprintf(dir, sizeof dir, "%s/t-XXXXXX", run_dir);
     ck_assert_ptr_nonnull(mkdtemp(dir));
     ck_assert_int_eq(mbsc_keypair_generate(&gw_kp), MBSC_OK);
@@ -248,6 +251,24 @@ static const char policy_text[] = "operator read-write holding-registers 0-99\n"
                                   "operator read       input-registers   *\n"
                                   "viewer   read       holding-registers 0-99\n";
 
+/* The end of g's log, short enough for a failure message. */
+static const char *log_tail(const struct gwp *g)
+{
+    return g->log + (g->log_len > 600 ? g->log_len - 600 : 0);
+}
+
+/* How often needle occurs in s. */
+static unsigned count_of(const char *s, const char *needle)
+{
+    unsigned n = 0;
+
+    while ((s = strstr(s, needle)) != NULL) {
+        n++;
+        s += strlen(needle);
+    }
+    return n;
+}
+
 /* ---- server mode --------------------------------------------------------------- */
 
 START_TEST(t_forwards_reads_and_writes)
@@ -351,7 +372,7 @@ START_TEST(t_drain_refuses_new_answers_in_flight)
     /* The request is at the PLC, unanswered: it is in flight when the stop comes. */
     ck_assert_msg(plc_wait_held(&plc, WAIT_MS), "the request did not reach the PLC: %s", g.log);
     kill(g.pid, SIGTERM);
-    ck_assert_msg(wait_log(&g, "stopping: 1 requests to finish"), "log: %s", g.log);
+    ck_assert_msg(wait_log(&g, "stopping: 1 request to finish"), "log: %s", g.log);
     /* Draining: a new connection is refused by the kernel at once... */
     ck_assert_int_eq(tcp_connect_errno(g.addr), ECONNREFUSED);
     /* ...while the request in flight still gets the PLC's answer. */
@@ -684,6 +705,8 @@ struct slammer {
     pthread_t th;
     int lfd, port, stop;
     unsigned accepts;
+    unsigned keep_after; /* 0: close every connection; N: keep those after the Nth, silent */
+    int kept;            /* the last connection kept, or 0 */
 };
 
 static void *slammer_main(void *arg)
@@ -698,8 +721,15 @@ static void *slammer_main(void *arg)
             continue;
         fd = accept(s->lfd, NULL, NULL);
         if (fd >= 0) {
-            __atomic_add_fetch(&s->accepts, 1, __ATOMIC_SEQ_CST);
-            close(fd);
+            unsigned n = __atomic_add_fetch(&s->accepts, 1, __ATOMIC_SEQ_CST);
+
+            if (s->keep_after != 0 && n > s->keep_after) {
+                if (s->kept > 0)
+                    close(s->kept);
+                s->kept = fd;
+            } else {
+                close(fd);
+            }
         }
     }
     return NULL;
@@ -736,6 +766,12 @@ START_TEST(t_upstream_that_closes_at_once_backs_off)
     n = __atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST);
     ck_assert_msg(n >= 2 && n <= 5, "%u connections in 1.5 s; log ends: %s", n,
                   g.log + (g.log_len > 300 ? g.log_len - 300 : 0));
+    /* Each connection ends before its first answer: a failed attempt, logged once. */
+    ck_assert_msg(count_of(g.log, "unreachable") == 1 && count_of(g.log, " lost") == 0 &&
+                      count_of(g.log, " connected") <= 1,
+                  "log ends: %s", log_tail(&g));
+    ck_assert_msg(strstr(g.log, "(the connection ended before its first answer)") != NULL,
+                  "log ends: %s", log_tail(&g));
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
     s.stop = 1;
     pthread_join(s.th, NULL);
@@ -1837,7 +1873,9 @@ START_TEST(t_systemd_readiness_and_levels)
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s/notify", dir);
     ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     setenv("NOTIFY_SOCKET", sa.sun_path, 1);
-    setenv("JOURNAL_STREAM", "8:12345", 1);
+    /* stderr is the journal's stream, whose socket cannot be reached: "<N>" lines. */
+    gw_journal_stream = 1;
+    setenv("MBSC_GATEWAY_JOURNAL_SOCKET", path_of("no-journal"), 1);
     two_masters_allowed(NULL, NULL);
     start_server(&g, 0, "127.0.0.1:0");
     {
@@ -2109,6 +2147,503 @@ START_TEST(t_secure_slave_sessions_per_master_and_idle_timeout)
 }
 END_TEST
 
+/* ---- daemon habits (issue 22) ------------------------------------------------- */
+
+/*
+ * Run the gateway with args (a shell word list) to its end, in directory
+ * cwd (NULL: the test's), stdout and stderr together in out; its exit
+ * status.
+ */
+static int run_gw(const char *cwd, const char *args, char *out, size_t len)
+{
+    char cmd[8192], prog[4096];
+    const char *runner = getenv("TEST_RUNNER");
+    size_t n = 0;
+    FILE *p;
+    int st;
+
+    ck_assert_ptr_nonnull(realpath(gateway_path(), prog));
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s %s 2>&1", cwd != NULL ? cwd : ".",
+             runner != NULL ? runner : "", prog, args);
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    while (n < len - 1) {
+        size_t k = fread(out + n, 1, len - 1 - n, p);
+
+        if (k == 0)
+            break;
+        n += k;
+    }
+    out[n] = '\0';
+    st = pclose(p);
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* A server gateway's gw.conf with the key files named relative to its directory. */
+static void write_relative_conf(const char *extra)
+{
+    char conf[2048];
+
+    snprintf(conf, sizeof conf,
+             "mode = server\n"
+             "listen = 127.0.0.1:0\n"
+             "upstream = %s\n"
+             "key = gw.key\n"
+             "authorized = allow.txt\n"
+             "policy = policy.txt\n"
+             "%s",
+             plc_hostport(), extra);
+    write_file("gw.conf", conf);
+}
+
+START_TEST(t_check_good_and_bad)
+{
+    char args[512], out[8192], extra[256];
+    struct stat st;
+
+    two_masters_allowed("operator", "viewer");
+    write_file("policy.txt", policy_text);
+    snprintf(extra, sizeof extra, "control = ctl\n");
+    write_relative_conf(extra);
+    /* Run from / : the files are found beside the configuration, and nothing listens. */
+    snprintf(args, sizeof args, "--check --config %s", path_of("gw.conf"));
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "gw.conf: configuration OK: server mode on 127.0.0.1:0") != NULL,
+                  "out: %s", out);
+    ck_assert_msg(strstr(out, "2 masters allowed, policy ") != NULL, "out: %s", out);
+    ck_assert_int_ne(lstat(path_of("ctl"), &st), 0);
+
+    /* The control socket's directory: not there yet is a warning, a file in the way an error. */
+    write_relative_conf("control = run/ctl\n");
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "run does not exist (yet)") != NULL &&
+                      strstr(out, "configuration OK (with 1 warning above)") != NULL,
+                  "out: %s", out);
+    write_relative_conf("control = gw.key/ctl\n");
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "gw.key is not a directory") != NULL, "out: %s", out);
+    write_relative_conf("control = policy.txt\n");
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "policy.txt: exists and is not a socket") != NULL, "out: %s", out);
+
+    /* Every problem at once: a public key as --key, an allow-list and a policy line. */
+    write_file("allow.txt", "# masters\nnot a key line\n");
+    write_file("policy.txt", "operator fly holding-registers 0-99\n");
+    write_file("gw.conf", "mode = server\nlisten = 127.0.0.1:0\nupstream = 127.0.0.1:502\n"
+                          "key = gw.pub\nauthorized = allow.txt\npolicy = policy.txt\n");
+    ck_assert_int_eq(run_gw("/", args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "gw.pub") != NULL && strstr(out, "public key") != NULL, "out: %s",
+                  out);
+    ck_assert_msg(strstr(out, "allow.txt:2:") != NULL, "out: %s", out);
+    ck_assert_msg(strstr(out, "policy.txt:1:") != NULL, "out: %s", out);
+    ck_assert_msg(strstr(out, "3 problems; a gateway would not start with it") != NULL, "out: %s",
+                  out);
+    ck_assert_msg(strstr(out, "configuration OK") == NULL, "out: %s", out);
+
+    /* Options alone, and a bad line of the file: the usual message, status 2. */
+    snprintf(args, sizeof args,
+             "server --check --listen 127.0.0.1:0 --upstream %s --key %s "
+             "--authorized %s --max-queue 0",
+             plc_hostport(), path_of("gw.key"), path_of("allow.txt"));
+    ck_assert_int_eq(run_gw(NULL, args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "max-queue must be a number from 1") != NULL, "out: %s", out);
+}
+END_TEST
+
+START_TEST(t_conf_mode_and_bad_lines)
+{
+    char args[512], out[8192];
+
+    write_file("gw.conf", "mode = client\nlisten = 127.0.0.1:0\n");
+    snprintf(args, sizeof args, "server --config %s", path_of("gw.conf"));
+    ck_assert_int_eq(run_gw(NULL, args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "gw.conf:1: mode = client, but the command line says server") != NULL,
+                  "out: %s", out);
+
+    /* A duplicate, a quoted value and a setting of the other mode, each with its line. */
+    write_file("gw.conf", "mode = server\n"
+                          "listen = 127.0.0.1:0\n"
+                          "upstream = 127.0.0.1:502\n"
+                          "key = gw.key\n"
+                          "key = client.key\n"
+                          "authorized = \"allow.txt\"\n"
+                          "peer = gw.pub\n");
+    snprintf(args, sizeof args, "--config %s", path_of("gw.conf"));
+    ck_assert_int_eq(run_gw(NULL, args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "gw.conf:5: key is set twice in ") != NULL &&
+                      strstr(out, "(first at ") != NULL,
+                  "out: %s", out);
+    ck_assert_msg(strstr(out, "gw.conf:6: the value of authorized is in quotes") != NULL, "out: %s",
+                  out);
+    ck_assert_msg(strstr(out, "gw.conf:7: peer is a setting of client mode") != NULL, "out: %s",
+                  out);
+}
+END_TEST
+
+START_TEST(t_relative_paths_log_level_and_reload)
+{
+    struct gwp g;
+    const char *args[] = {"--config", path_of("gw.conf"), NULL};
+    modbus_t *m;
+    uint16_t v = 0;
+
+    two_masters_allowed("operator", "viewer");
+    write_file("policy.txt", policy_text);
+    write_relative_conf("log-level = warning\n");
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    m = master(&g, 0);
+    ck_assert_int_eq(modbus_read_registers(m, 0, 1, &v), 1);
+    mbsc_modbus_close(m);
+    (void)read_log(&g, 200);
+    ck_assert_msg(strstr(g.log, "server mode on") == NULL, "log: %s", g.log);
+    ck_assert_msg(strstr(g.log, "master alice") == NULL, "log: %s", g.log);
+    /* SIGHUP reads the file itself again: the new level applies to the reload's own line. */
+    write_relative_conf("log-level = info\n");
+    kill(g.pid, SIGHUP);
+    ck_assert_msg(wait_log(&g, "reloaded: 2 masters in "), "log: %s", g.log);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+/* Whether line starts with a local time stamp: "2026-12-01T23:51:36.123+01:00 ". */
+static int stamped(const char *line)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddd+dd:dd ";
+    size_t i;
+
+    for (i = 0; shape[i] != '\0'; i++) {
+        char c = line[i];
+
+        if (shape[i] == 'd'   ? !(c >= '0' && c <= '9')
+            : shape[i] == '+' ? !(c == '+' || c == '-')
+                              : c != shape[i])
+            return 0;
+    }
+    return 1;
+}
+
+START_TEST(t_time_stamps_off_the_journal)
+{
+    struct gwp g;
+
+    two_masters_allowed(NULL, NULL);
+    start_server(&g, 0, "127.0.0.1:0");
+    ck_assert_msg(wait_log(&g, "server mode on"), "log: %s", g.log);
+    ck_assert_msg(stamped(g.log), "no time stamp: %s", g.log);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(t_two_gateways_one_control_socket)
+{
+    struct gwp a, b, c;
+    char args[256], out[4096];
+    struct stat st;
+    const char *argv[] = {"server",          "--listen",     "127.0.0.1:0",
+                          "--upstream",      plc_hostport(), "--key",
+                          path_of("gw.key"), "--authorized", path_of("allow.txt"),
+                          "--control",       path_of("ctl"), NULL};
+
+    two_masters_allowed(NULL, NULL);
+    ck_assert_msg(gw_spawn(&a, argv), "the gateway did not start: %s", a.log);
+    /* A second one with the same socket refuses to start; the first keeps it. */
+    ck_assert(!gw_spawn(&b, argv));
+    ck_assert_int_eq(gw_finish(&b, 0), 1);
+    ck_assert_msg(strstr(b.log, "another gateway is running with it") != NULL, "log: %s", b.log);
+    snprintf(args, sizeof args, "--control %s", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, a.addr) != NULL, "status: %s (a: %s)", out, a.addr);
+    /* A gateway killed leaves its socket; the next one replaces it. */
+    ck_assert_int_eq(gw_finish(&a, SIGKILL), 128 + SIGKILL);
+    ck_assert_int_eq(lstat(path_of("ctl"), &st), 0);
+    ck_assert_msg(gw_spawn(&c, argv), "the gateway did not start: %s", c.log);
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, c.addr) != NULL, "status: %s (c: %s)", out, c.addr);
+    ck_assert_int_eq(gw_finish(&c, SIGTERM), 0);
+    ck_assert_int_ne(lstat(path_of("ctl"), &st), 0);
+}
+END_TEST
+
+START_TEST(t_status_json_and_prometheus)
+{
+    struct gwp g;
+    char args[256], out[16384];
+    modbus_t *bob;
+    uint16_t v;
+    const char *argv[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          plc_hostport(),
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--policy",
+                          path_of("policy.txt"),
+                          "--control",
+                          path_of("ctl"),
+                          NULL};
+
+    two_masters_allowed("operator", "viewer");
+    write_file("policy.txt", policy_text);
+    ck_assert_msg(gw_spawn(&g, argv), "the gateway did not start: %s", g.log);
+    bob = master(&g, 1);
+    ck_assert_int_eq(modbus_read_registers(bob, 1, 1, &v), 1);
+    errno = 0;
+    ck_assert_int_eq(modbus_write_register(bob, 1, 12), -1);
+    ck_assert_int_eq(errno, EMBXILFUN);
+
+    snprintf(args, sizeof args, "--control %s", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, ", 1 master, 0 requests queued or in flight, refused 0 "
+                              "connections and 1 request\n") != NULL,
+                  "status: %s", out);
+    ck_assert_msg(strstr(out, " (1 connection);") != NULL, "status: %s", out);
+
+    snprintf(args, sizeof args, "--control %s --json", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(out[0] == '{' && strstr(out, "}\n") == out + strlen(out) - 2, "json: %s", out);
+    ck_assert_msg(strstr(out, "\"mode\":\"server\"") != NULL, "json: %s", out);
+    ck_assert_msg(strstr(out, "\"masters_connected\":1,") != NULL, "json: %s", out);
+    ck_assert_msg(strstr(out, "\"refusals\":{\"total\":1,\"connections\":0,\"policy\":1,") != NULL,
+                  "json: %s", out);
+    ck_assert_msg(strstr(out, "\"name\":\"bob\",\"role\":\"viewer\",\"cipher\":\"chacha20\"") !=
+                      NULL,
+                  "json: %s", out);
+    ck_assert_msg(strstr(out, "\"route\":\"default\",\"default\":true,\"units\":null") != NULL,
+                  "json: %s", out);
+    ck_assert_msg(strstr(out, "\"forwarded\":1,\"answered\":1,") != NULL, "json: %s", out);
+
+    snprintf(args, sizeof args, "--control %s --prometheus", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "# TYPE mbsc_gateway_refusals_total counter\n"
+                              "mbsc_gateway_refusals_total 1\n") != NULL,
+                  "prometheus: %s", out);
+    ck_assert_msg(strstr(out, "\nmbsc_gateway_master_requests_total{master=\"bob\"} 2\n") != NULL,
+                  "prometheus: %s", out);
+    ck_assert_msg(strstr(out, "\nmbsc_gateway_master_refusals_total{master=\"bob\"} 1\n") != NULL,
+                  "prometheus: %s", out);
+    snprintf(args, sizeof args,
+             "\nmbsc_gateway_route_forwarded_total{route=\"default\",target=\"%s\"} 1\n",
+             plc_hostport());
+    ck_assert_msg(strstr(out, args) != NULL, "prometheus: %s", out);
+    mbsc_modbus_close(bob);
+    /* A master that left keeps its counts; it has no session now. */
+    snprintf(args, sizeof args, "--control %s --prometheus", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\nmbsc_gateway_master_requests_total{master=\"bob\"} 2\n") != NULL,
+                  "prometheus: %s", out);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(t_role_the_policy_does_not_name)
+{
+    struct gwp g;
+
+    two_masters_allowed("operator", "opertor");
+    write_file("policy.txt", policy_text);
+    start_server(&g, 1, "127.0.0.1:0");
+    ck_assert_msg(wait_log(&g, "allow.txt:3: master bob has role opertor, which the policy "),
+                  "log: %s", g.log);
+    ck_assert_msg(strstr(g.log, "master alice has role") == NULL, "log: %s", g.log);
+    kill(g.pid, SIGHUP);
+    ck_assert_msg(wait_log(&g, "allow.txt:3: master bob has role opertor"), "log: %s", g.log);
+    ck_assert_msg(wait_log(&g, "reloaded:"), "log: %s", g.log);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(t_client_names_the_refused_handshake)
+{
+    struct gwp srv, cli;
+    long long t0;
+
+    /* The server gateway does not list the client gateway's key. */
+    two_masters_allowed(NULL, NULL);
+    start_server(&srv, 0, "127.0.0.1:0");
+    start_client(&cli, srv.addr);
+    ck_assert_msg(wait_log(&cli, "our key is not in its allow-list, or --peer is not its public "
+                                 "key"),
+                  "log ends: %s", log_tail(&cli));
+    /* Attempts every 200 ms at most, and the log says it once in 2 s. */
+    t0 = tu_now_ms();
+    while (tu_now_ms() - t0 < 2000)
+        (void)read_log(&cli, 100);
+    ck_assert_msg(count_of(cli.log, "unreachable") == 1, "log ends: %s", log_tail(&cli));
+    ck_assert_int_eq(gw_finish(&cli, SIGTERM), 0);
+    ck_assert_int_eq(gw_finish(&srv, SIGTERM), 0);
+
+    /* Pointed at the PLC itself: a plain Modbus/TCP port. */
+    start_client(&cli, plc_hostport());
+    ck_assert_msg(wait_log(&cli, "not an mbsc port"), "log ends: %s", log_tail(&cli));
+    ck_assert_int_eq(gw_finish(&cli, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(t_client_names_psk_mismatch)
+{
+    struct gwp srv, cli;
+    char line[256], why[MBSC_WHY_SIZE];
+    uint8_t psk[MBSC_KEY_BYTES];
+
+    /* The client gateway is listed; only the pre-shared keys differ. */
+    master_kp[3] = other_gw_kp;
+    allow_line(line, sizeof line, 3, "scada", NULL);
+    write_file("allow.txt", line);
+    memset(psk, 0xa5, sizeof psk);
+    ck_assert_int_eq(mbsc_psk_save(path_of("a.psk"), psk, 0, why, sizeof why), MBSC_OK);
+    memset(psk, 0x5a, sizeof psk);
+    ck_assert_int_eq(mbsc_psk_save(path_of("b.psk"), psk, 0, why, sizeof why), MBSC_OK);
+    {
+        /* path_of() keeps its last eight paths: these arrays are made after the files. */
+        const char *srv_args[] = {"server",          "--listen",       "127.0.0.1:0",
+                                  "--upstream",      plc_hostport(),   "--key",
+                                  path_of("gw.key"), "--authorized",   path_of("allow.txt"),
+                                  "--psk",           path_of("a.psk"), NULL};
+
+        ck_assert_msg(gw_spawn(&srv, srv_args), "the gateway did not start: %s", srv.log);
+    }
+    {
+        const char *cli_args[] = {"client",
+                                  "--listen",
+                                  "127.0.0.1:0",
+                                  "--upstream",
+                                  srv.addr,
+                                  "--key",
+                                  path_of("client.key"),
+                                  "--peer",
+                                  path_of("gw.pub"),
+                                  "--psk",
+                                  path_of("b.psk"),
+                                  "--reconnect-max",
+                                  "200",
+                                  NULL};
+
+        ck_assert_msg(gw_spawn(&cli, cli_args), "the client gateway did not start: %s",
+                      log_tail(&cli));
+    }
+    ck_assert_msg(wait_log(&cli, "the pre-shared keys differ"), "log ends: %s", log_tail(&cli));
+    ck_assert_int_eq(gw_finish(&cli, SIGTERM), 0);
+    ck_assert_int_eq(gw_finish(&srv, SIGTERM), 0);
+}
+END_TEST
+
+/*
+ * A PLC that closes the first two connections at once and keeps the third,
+ * silent: connected, but the outage goes on until an answer, and the
+ * status says so instead of "connected for 2 s".
+ */
+START_TEST(t_status_connected_without_answer)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    struct slammer s;
+    struct gwp g;
+    char up[64], args[256], out[4096];
+    long long t0;
+
+    memset(&s, 0, sizeof s);
+    s.keep_after = 2;
+    s.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(s.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(s.lfd, 64), 0);
+    ck_assert_int_eq(getsockname(s.lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(up, sizeof up, "127.0.0.1:%d", ntohs(sa.sin_port));
+    ck_assert_int_eq(pthread_create(&s.th, NULL, slammer_main, &s), 0);
+    two_masters_allowed(NULL, NULL);
+    {
+        const char *argv[] = {"server",
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--upstream",
+                              up,
+                              "--key",
+                              path_of("gw.key"),
+                              "--authorized",
+                              path_of("allow.txt"),
+                              "--control",
+                              path_of("ctl"),
+                              "--reconnect-max",
+                              "200",
+                              NULL};
+
+        ck_assert_msg(gw_spawn(&g, argv), "the gateway did not start: %s", g.log);
+    }
+    t0 = tu_now_ms();
+    while (__atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST) < 3 && tu_now_ms() - t0 < WAIT_MS)
+        (void)read_log(&g, 50);
+    ck_assert_uint_eq(__atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST), 3);
+    snprintf(args, sizeof args, "--control %s", path_of("ctl"));
+    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, " connected, no answer yet, after 2 failed attempts over ") != NULL,
+                  "status: %s", out);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    s.stop = 1;
+    pthread_join(s.th, NULL);
+    if (s.kept > 0)
+        close(s.kept);
+    close(s.lfd);
+}
+END_TEST
+
+START_TEST(t_journal_fields)
+{
+    struct gwp g;
+    struct sockaddr_un sa;
+    char entry[8192];
+    modbus_t *bob;
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0), found = 0;
+    long long end;
+
+    /* A journal of our own: stderr is its stream, its socket ours. */
+    ck_assert_int_ge(fd, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path_of("journal"));
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    setenv("MBSC_GATEWAY_JOURNAL_SOCKET", sa.sun_path, 1);
+    gw_journal_stream = 1;
+    two_masters_allowed("operator", "viewer");
+    write_file("policy.txt", policy_text);
+    start_server(&g, 1, "127.0.0.1:0");
+    bob = master(&g, 1);
+    errno = 0;
+    ck_assert_int_eq(modbus_write_register(bob, 7, 1), -1);
+    ck_assert_int_eq(errno, EMBXILFUN);
+    end = tu_now_ms() + WAIT_MS;
+    while (!found && tu_now_ms() < end) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        ssize_t n;
+
+        if (poll(&pfd, 1, 500) != 1)
+            continue;
+        n = recv(fd, entry, sizeof entry - 1, 0);
+        ck_assert_int_gt(n, 0);
+        entry[n] = '\0';
+        found = strstr(entry, "MESSAGE=refused master bob") != NULL;
+    }
+    ck_assert_msg(found, "no entry for the refusal; stderr: %s", g.log);
+    ck_assert_msg(strstr(entry, "PRIORITY=4\n") != NULL, "entry: %s", entry);
+    ck_assert_msg(strstr(entry, "SYSLOG_IDENTIFIER=mbsc-gateway\n") != NULL, "entry: %s", entry);
+    ck_assert_msg(strstr(entry, "\nMBSC_MASTER=bob\n") != NULL, "entry: %s", entry);
+    ck_assert_msg(strstr(entry, "\nMBSC_ROLE=viewer\n") != NULL, "entry: %s", entry);
+    ck_assert_msg(strstr(entry, "\nMBSC_FUNCTION=0x06\n") != NULL, "entry: %s", entry);
+    ck_assert_msg(strstr(entry, "\nMBSC_ADDRESS=7\n") != NULL, "entry: %s", entry);
+    ck_assert_msg(strstr(entry, "\nMBSC_REASON=") != NULL, "entry: %s", entry);
+    /* Nothing of it on stderr. */
+    ck_assert_msg(strstr(g.log, "refused master bob") == NULL, "stderr: %s", g.log);
+    mbsc_modbus_close(bob);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    close(fd);
+}
+END_TEST
+
 Suite *gateway_suite(void)
 {
     Suite *s = suite_create("gateway");
@@ -2148,6 +2683,24 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_slave_and_gateway_answer_alike);
     tcase_add_test(tc, t_secure_slave_reload_revokes_masters_in_handshake);
     tcase_add_test(tc, t_secure_slave_sessions_per_master_and_idle_timeout);
+    suite_add_tcase(s, tc);
+
+    /* The daemon's habits (issue 22): CK_RUN_CASE=daemon runs them alone. */
+    tc = tcase_create("daemon");
+    tcase_add_unchecked_fixture(tc, run_dir_create, run_dir_remove);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_check_good_and_bad);
+    tcase_add_test(tc, t_conf_mode_and_bad_lines);
+    tcase_add_test(tc, t_relative_paths_log_level_and_reload);
+    tcase_add_test(tc, t_time_stamps_off_the_journal);
+    tcase_add_test(tc, t_two_gateways_one_control_socket);
+    tcase_add_test(tc, t_status_json_and_prometheus);
+    tcase_add_test(tc, t_role_the_policy_does_not_name);
+    tcase_add_test(tc, t_client_names_the_refused_handshake);
+    tcase_add_test(tc, t_client_names_psk_mismatch);
+    tcase_add_test(tc, t_status_connected_without_answer);
+    tcase_add_test(tc, t_journal_fields);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,6 +237,7 @@ void plc_release(struct plc *p)
 /* ---- the gateway process ------------------------------------------------------ */
 
 const char *gw_program = "tools/mbsc-gateway";
+int gw_journal_stream;
 
 const char *gateway_path(void)
 {
@@ -311,6 +313,17 @@ int gw_spawn(struct gwp *g, const char *const *args)
         dup2(err[1], 2);
         close(out[0]);
         close(err[0]);
+        if (gw_journal_stream) {
+            struct stat st;
+            char stream[64];
+
+            /* What systemd sets when stderr is connected to the journal: its device and inode. */
+            if (fstat(2, &st) == 0) {
+                snprintf(stream, sizeof stream, "%llu:%llu", (unsigned long long)st.st_dev,
+                         (unsigned long long)st.st_ino);
+                setenv("JOURNAL_STREAM", stream, 1);
+            }
+        }
         execvp(argv[0], argv);
         _exit(127);
     }

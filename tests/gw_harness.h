@@ -70,6 +70,8 @@ struct gwp {
 
 /* The program gw_spawn runs, relative to $top_builddir (or an absolute path). */
 extern const char *gw_program;
+/* Set: the child's $JOURNAL_STREAM names its stderr, as under systemd with the journal. */
+extern int gw_journal_stream;
 const char *gateway_path(void);
 
 /* Start the program with args (NULL-terminated); 1 once it listens, else 0. */

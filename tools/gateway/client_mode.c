@@ -19,6 +19,7 @@
  * walks the list.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,6 +36,7 @@
 #include "routing.h"
 #include "secrets.h"
 #include "signals.h"
+#include "status_fmt.h"
 
 #define DEFAULT_MAX_CLIENTS 64u
 #define CLIENT_OUT          (32u * MBSC_ADU_MAX)
@@ -74,6 +76,8 @@ struct gw_client {
     struct gw_timer *drain_timer;
     struct gw_control *control; /* --control, or NULL */
     char addr[MBSC_ADDRSTRLEN];
+    uint64_t requests; /* from every local client, since the start */
+    time_t started;
 };
 
 static struct local *find_local(struct gw_client *g, uint64_t id)
@@ -194,6 +198,7 @@ static const char *take_requests(struct gw_client *g, struct local *c)
         if (c->in_len - at < n)
             break;
         c->requests++;
+        g->requests++;
         if (g->draining) {
             uint8_t ex[MBSC_EXCEPTION_ADU_BYTES];
 
@@ -262,7 +267,8 @@ static void on_listener(void *data, unsigned happened)
             return;
         }
         if (g->n_clients >= g->max_clients) {
-            gw_log(GW_WARN, "client %s refused: %zu clients already", peer, g->n_clients);
+            gw_log(GW_WARN, "client %s refused: %zu client%s already (max-connections)", peer,
+                   g->n_clients, g->n_clients == 1 ? "" : "s");
             close(fd);
             continue;
         }
@@ -318,6 +324,7 @@ static void reload(struct gw_client *g)
         g->cur = ns;
         gw_options_free(g->o);
         *g->o = no;
+        gw_log_set_level(g->o->log_level != 0 ? (enum gw_level)g->o->log_level : GW_INFO);
         gw_log(GW_INFO, "reloaded: the next session to %s uses the new keys", g->o->upstream);
         gw_notify("READY=1");
         return;
@@ -328,23 +335,78 @@ static void reload(struct gw_client *g)
 
 /* ---- status (SIGUSR1, --control) ---- */
 
-static void status_write(void *user, FILE *out)
+static void status_text(const struct gw_client *g, FILE *out)
 {
-    struct gw_client *g = user;
+    unsigned q = gw_routing_total(g->routing);
     size_t i;
 
     fprintf(out, "client mode on %s, %zu client%s, %u request%s queued or in flight\n", g->addr,
-            g->n_clients, g->n_clients == 1 ? "" : "s", gw_routing_total(g->routing),
-            gw_routing_total(g->routing) == 1 ? "" : "s");
-    gw_routing_status(g->routing, out);
+            g->n_clients, g->n_clients == 1 ? "" : "s", q, q == 1 ? "" : "s");
+    gw_routing_status(g->routing, GW_STATUS_TEXT, out);
     for (i = 0; i < g->n_clients; i++) {
         char since[32];
-        struct tm tm;
 
-        gmtime_r(&g->clients[i]->since, &tm);
-        strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        gw_time_utc(g->clients[i]->since, since, sizeof since);
         fprintf(out, "client %s connected-since %s requests %llu\n", g->clients[i]->peer, since,
                 (unsigned long long)g->clients[i]->requests);
+    }
+}
+
+static void status_json(const struct gw_client *g, FILE *out)
+{
+    char since[32];
+    size_t i;
+
+    gw_time_utc(g->started, since, sizeof since);
+    fputc('{', out);
+    gw_json_kv_str(out, 1, "mode", "client");
+    gw_json_kv_str(out, 0, "listen", g->addr);
+    gw_json_kv_str(out, 0, "version", mbsc_version());
+    gw_json_kv_str(out, 0, "started", since);
+    gw_json_kv_u64(out, 0, "clients_connected", g->n_clients);
+    gw_json_kv_u64(out, 0, "requests_pending", gw_routing_total(g->routing));
+    gw_json_kv_u64(out, 0, "requests", g->requests);
+    fputs(",\"routes\":", out);
+    gw_routing_status(g->routing, GW_STATUS_JSON, out);
+    fputs(",\"clients\":[", out);
+    for (i = 0; i < g->n_clients; i++) {
+        gw_time_utc(g->clients[i]->since, since, sizeof since);
+        fputs(i > 0 ? ",{" : "{", out);
+        gw_json_kv_str(out, 1, "address", g->clients[i]->peer);
+        gw_json_kv_str(out, 0, "connected_since", since);
+        gw_json_kv_u64(out, 0, "requests", g->clients[i]->requests);
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
+}
+
+static void status_prometheus(const struct gw_client *g, FILE *out)
+{
+    gw_prom_family(out, "mbsc_gateway_info", "gauge", "The gateway's mode, address and version.");
+    fputs("mbsc_gateway_info{mode=\"client\",listen=\"", out);
+    gw_prom_label_value(out, g->addr);
+    fprintf(out, "\",version=\"%s\"} 1\n", mbsc_version());
+    gw_prom_family(out, "mbsc_gateway_start_time_seconds", "gauge",
+                   "When the gateway started, in seconds since the epoch.");
+    fprintf(out, "mbsc_gateway_start_time_seconds %lld\n", (long long)g->started);
+    gw_prom_family(out, "mbsc_gateway_clients", "gauge", "Local clients connected now.");
+    fprintf(out, "mbsc_gateway_clients %zu\n", g->n_clients);
+    gw_prom_family(out, "mbsc_gateway_requests_pending", "gauge", "Requests queued or in flight.");
+    fprintf(out, "mbsc_gateway_requests_pending %u\n", gw_routing_total(g->routing));
+    gw_prom_family(out, "mbsc_gateway_requests_total", "counter",
+                   "Requests received from local clients.");
+    fprintf(out, "mbsc_gateway_requests_total %" PRIu64 "\n", g->requests);
+    gw_routing_status(g->routing, GW_STATUS_PROMETHEUS, out);
+}
+
+static void status_write(void *user, enum gw_status_format fmt, FILE *out)
+{
+    struct gw_client *g = user;
+
+    switch (fmt) {
+    case GW_STATUS_TEXT: status_text(g, out); break;
+    case GW_STATUS_JSON: status_json(g, out); break;
+    case GW_STATUS_PROMETHEUS: status_prometheus(g, out); break;
     }
 }
 
@@ -390,7 +452,8 @@ static void on_signal(void *data, unsigned happened)
         g->listen_watch = NULL;
         mbsc_listener_close(g->listener); /* stop accepting */
         g->listener = NULL;
-        gw_log(GW_INFO, "stopping: %u requests to finish", gw_routing_total(g->routing));
+        gw_log(GW_INFO, "stopping: %u request%s to finish", gw_routing_total(g->routing),
+               gw_routing_total(g->routing) == 1 ? "" : "s");
         gw_timer_in(g->drain_timer, (int)g->o->drain_ms);
     }
 }
@@ -405,6 +468,12 @@ static int start(struct gw_client *g)
 
     g->loop = gw_loop_new(why, sizeof why);
     if (g->loop == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    /* First: a gateway that already runs with this control socket is not disturbed at all. */
+    if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
+                                                            why, sizeof why)) == NULL) {
         gw_log(GW_ERR, "%s", why);
         return -1;
     }
@@ -434,11 +503,6 @@ static int start(struct gw_client *g)
         gw_log(GW_ERR, "out of memory");
         return -1;
     }
-    if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
-                                                            why, sizeof why)) == NULL) {
-        gw_log(GW_ERR, "%s", why);
-        return -1;
-    }
     return 0;
 }
 
@@ -452,6 +516,7 @@ int gw_client_mode(struct gw_options *o, int argc, char **argv)
     g.o = o;
     g.argc = argc;
     g.argv = argv;
+    g.started = time(NULL);
     g.max_clients = o->max_connections != 0 ? o->max_connections : DEFAULT_MAX_CLIENTS;
     if (gw_secrets_load(&g.cur, o, why, sizeof why) != 0) {
         gw_log(GW_ERR, "%s", why);

@@ -5,6 +5,7 @@
  *   mbsc-gateway server ...   mbsc masters in, plain Modbus/TCP to a PLC out
  *   mbsc-gateway client ...   plain Modbus/TCP clients in, one mbsc session out
  *   mbsc-gateway status ...   print a running gateway's status (control.c)
+ *   mbsc-gateway --check ...  validate a configuration, start nothing (verify.c)
  *
  * Every option is described by --help (options.c) and in docs/gateway.md;
  * gw.h lists the files and what each does.
@@ -14,6 +15,7 @@
 
 #include <mbsc.h>
 
+#include "verify.h"
 #include "control.h"
 #include "gw.h"
 #include "log.h"
@@ -48,7 +50,15 @@ int main(int argc, char **argv)
     }
     gw_options_init(&o);
     rc = gw_options_parse(&o, argc, argv);
-    if (rc < 0) {
+    if (rc < 0 && o.check) {
+        rc = gw_check(&o);
+    } else if (rc < 0) {
+        /*
+         * A gateway that runs gets its time on each line, from here on; a
+         * usage error and --check are a command's answer, read at once.
+         */
+        gw_log_set_timestamps(1);
+        gw_log_set_level(o.log_level != 0 ? (enum gw_level)o.log_level : GW_INFO);
         if (gw_signals_init() != 0)
             rc = GW_EX_FAILURE;
         else

@@ -701,7 +701,6 @@ static void on_up(void *user)
     struct gw_mux *m = user;
 
     enter(m);
-    gw_log(GW_INFO, "upstream %s connected", up_name(m));
     pump(m);
     leave(m);
 }
@@ -761,12 +760,10 @@ static void on_down(void *user, int was_ready, const char *why)
     }
     /* Nothing sent on the connection that ended can be answered on the next one. */
     memset(m->tid_taken, 0, sizeof m->tid_taken);
-    if (was_ready) {
-        gw_log(GW_WARN, "upstream %s lost: %s; reconnecting", up_name(m), why);
-    } else {
-        gw_log(GW_WARN, "upstream %s unreachable: %s", up_name(m), why);
+    /* The upstream has logged it (upstream.c). */
+    (void)why;
+    if (!was_ready)
         fail_queued(m, m->cfg.unreachable_code);
-    }
     leave(m);
 }
 

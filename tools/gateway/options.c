@@ -8,6 +8,13 @@
  * The file is read first, then the command line overrides it.  The file
  * may also say "mode = server" or "mode = client", so that a service can
  * run "mbsc-gateway --config FILE" alone.
+ *
+ * Each setting remembers where it was given, so that what is wrong with it
+ * is reported there: a setting twice in one file, a setting of the other
+ * mode, a mode that the command line and the file disagree on.  Settings
+ * that name a file (kind PATH) are taken relative to the configuration
+ * file's directory when written relative in it, so that a directory of
+ * keys and configuration can move as a whole.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -20,7 +27,8 @@
 #define CONFIG_MAX_BYTES (64u * 1024u)
 #define LINE_MAX_BYTES   1024u
 
-enum kind { STRING, NUMBER, FLAG, CIPHER };
+/* PATH: a STRING naming a file; LEVEL: a log level (log.h). */
+enum kind { STRING, NUMBER, FLAG, CIPHER, PATH, LEVEL };
 
 /* Which modes an option belongs to. */
 #define M_SERVER 1u
@@ -39,13 +47,13 @@ struct option_def {
 static const struct option_def defs[] = {
     {"listen", STRING, S(listen), M_BOTH, 0, 0},
     {"upstream", STRING, S(upstream), M_BOTH, 0, 0},
-    {"key", STRING, S(key), M_BOTH, 0, 0},
-    {"authorized", STRING, S(authorized), M_SERVER, 0, 0},
-    {"peer", STRING, S(peer), M_CLIENT, 0, 0},
-    {"psk", STRING, S(psk), M_BOTH, 0, 0},
+    {"key", PATH, S(key), M_BOTH, 0, 0},
+    {"authorized", PATH, S(authorized), M_SERVER, 0, 0},
+    {"peer", PATH, S(peer), M_CLIENT, 0, 0},
+    {"psk", PATH, S(psk), M_BOTH, 0, 0},
     {"ciphers", STRING, S(ciphers), M_BOTH, 0, 0},
     {"cipher", CIPHER, S(ciphers), M_CLIENT, 0, 0},
-    {"policy", STRING, S(policy), M_SERVER, 0, 0},
+    {"policy", PATH, S(policy), M_SERVER, 0, 0},
     {"allow-remote-plaintext", FLAG, S(allow_remote_plaintext), M_CLIENT, 0, 1},
     {"max-in-flight", NUMBER, S(max_in_flight), M_BOTH, 1, 64},
     {"max-queue", NUMBER, S(max_queue), M_BOTH, 1, 1024},
@@ -55,11 +63,21 @@ static const struct option_def defs[] = {
     {"handshake-timeout", NUMBER, S(handshake_timeout_ms), M_SERVER, 1, 3600000},
     {"max-connections", NUMBER, S(max_connections), M_BOTH, 1, 1000000},
     {"drain-timeout", NUMBER, S(drain_ms), M_BOTH, 0, 3600000},
-    {"control", STRING, S(control), M_BOTH, 0, 0},
+    {"control", PATH, S(control), M_BOTH, 0, 0},
+    {"log-level", LEVEL, S(log_level), M_BOTH, 0, 0},
     {"max-sessions-per-master", NUMBER, S(max_sessions_per_master), M_SERVER, 1, 1000000},
     {"idle-timeout", NUMBER, S(idle_timeout_ms), M_SERVER, 0, 86400000},
 };
 #undef S
+
+#define N_DEFS (sizeof defs / sizeof defs[0])
+_Static_assert(N_DEFS <= GW_OPTIONS_MAX, "raise GW_OPTIONS_MAX for the new settings");
+
+/* Settings held as a malloc'ed string (CIPHER shares ciphers' field). */
+static int owns_string(enum kind k)
+{
+    return k == STRING || k == PATH;
+}
 
 void gw_options_init(struct gw_options *o)
 {
@@ -79,8 +97,8 @@ void gw_options_free(struct gw_options *o)
 {
     size_t i;
 
-    for (i = 0; i < sizeof defs / sizeof defs[0]; i++)
-        if (defs[i].kind == STRING) {
+    for (i = 0; i < N_DEFS; i++)
+        if (owns_string(defs[i].kind)) {
             char **p = (char **)(void *)((char *)o + defs[i].offset);
 
             free(*p);
@@ -94,10 +112,17 @@ static const struct option_def *find_def(const char *name, size_t len)
 {
     size_t i;
 
-    for (i = 0; i < sizeof defs / sizeof defs[0]; i++)
+    for (i = 0; i < N_DEFS; i++)
         if (strlen(defs[i].name) == len && memcmp(defs[i].name, name, len) == 0)
             return &defs[i];
     return NULL;
+}
+
+const char *gw_options_where(const struct gw_options *o, const char *name)
+{
+    const struct option_def *d = find_def(name, strlen(name));
+
+    return d != NULL ? o->where[d - defs] : "";
 }
 
 /* Strict unsigned decimal: no sign, no spaces, no octal surprise. */
@@ -123,9 +148,11 @@ static int set_option(struct gw_options *o, const struct option_def *d, const ch
                       const char *where)
 {
     char *p = (char *)o + d->offset;
+    enum gw_level level;
 
     switch (d->kind) {
     case STRING:
+    case PATH:
     case CIPHER:
         if (value == NULL || value[0] == '\0') {
             gw_log(GW_ERR, "%s: %s needs a value", where, d->name);
@@ -141,7 +168,7 @@ static int set_option(struct gw_options *o, const struct option_def *d, const ch
             gw_log(GW_ERR, "out of memory");
             return -1;
         }
-        return 0;
+        break;
     case FLAG:
         if (value == NULL || strcmp(value, "yes") == 0 || strcmp(value, "true") == 0 ||
             strcmp(value, "1") == 0) {
@@ -153,28 +180,58 @@ static int set_option(struct gw_options *o, const struct option_def *d, const ch
             gw_log(GW_ERR, "%s: %s is yes or no, not '%s'", where, d->name, value);
             return -1;
         }
-        return 0;
+        break;
     case NUMBER:
         if (value == NULL || parse_number(value, d->min, d->max, (unsigned long *)(void *)p) != 0) {
             gw_log(GW_ERR, "%s: %s must be a number from %lu to %lu, not '%s'", where, d->name,
                    d->min, d->max, value != NULL ? value : "");
             return -1;
         }
-        return 0;
+        break;
+    case LEVEL:
+        if (value == NULL || gw_log_level_parse(value, &level) != 0 || level == GW_ERR) {
+            gw_log(GW_ERR, "%s: %s is debug, info or warning, not '%s'", where, d->name,
+                   value != NULL ? value : "");
+            return -1;
+        }
+        *(int *)(void *)p = (int)level;
+        break;
     }
-    return -1;
+    snprintf(o->where[d - defs], sizeof o->where[0], "%s", where);
+    return 0;
 }
 
+static const char *mode_name(enum gw_mode m)
+{
+    return m == GW_MODE_SERVER ? "server" : m == GW_MODE_CLIENT ? "client" : "none";
+}
+
+/*
+ * The mode, from the command line's first word or a file's "mode =" line.
+ * They must agree: a file that says client under "mbsc-gateway server"
+ * is a mistake to report, not a switch to make silently.
+ */
 static int set_mode(struct gw_options *o, const char *value, const char *where)
 {
+    enum gw_mode m;
+
     if (strcmp(value, "server") == 0)
-        o->mode = GW_MODE_SERVER;
+        m = GW_MODE_SERVER;
     else if (strcmp(value, "client") == 0)
-        o->mode = GW_MODE_CLIENT;
+        m = GW_MODE_CLIENT;
     else {
         gw_log(GW_ERR, "%s: mode is server or client, not '%s'", where, value);
         return -1;
     }
+    if (o->mode != GW_MODE_NONE && m != o->mode) {
+        gw_log(GW_ERR,
+               "%s: mode = %s, but %s says %s: a gateway has one mode; make them agree, or "
+               "leave the mode out of one of them",
+               where, value, o->mode_where, mode_name(o->mode));
+        return -1;
+    }
+    o->mode = m;
+    snprintf(o->mode_where, sizeof o->mode_where, "%s", where);
     return 0;
 }
 
@@ -202,10 +259,36 @@ static int add_route(struct gw_options *o, const char *value, char sep, const ch
     return 0;
 }
 
-/* One line of the config file, without its line end: set what it says. */
-static int config_line(struct gw_options *o, char *line, const char *where)
+/* The file being read: its name for messages, its directory for relative paths. */
+struct config_file {
+    const char *path;
+    unsigned id;    /* o->files_read when it was opened */
+    char dir[4096]; /* "" when the path names no directory: the working one */
+};
+
+/* A value in quotes: the quotes would become part of it (a file "\"/etc/k\"" does not exist). */
+static int quoted(const char *where, const char *key, const char *value)
 {
-    char *hash = strchr(line, '#'), *eq, *key, *value;
+    size_t n = strlen(value);
+
+    if (value[0] != '"' && value[0] != '\'')
+        return 0;
+    if (n >= 2 && value[n - 1] == value[0])
+        gw_log(GW_ERR,
+               "%s: the value of %s is in quotes, which would be part of it; values are "
+               "written bare: %s = %.*s",
+               where, key, key, (int)(n - 2), value + 1);
+    else
+        gw_log(GW_ERR, "%s: the value of %s starts with a quote; values are written bare", where,
+               key);
+    return 1;
+}
+
+/* One line of the config file, without its line end: set what it says. */
+static int config_line(struct gw_options *o, const struct config_file *f, char *line,
+                       const char *where)
+{
+    char *hash = strchr(line, '#'), *eq, *key, *value, joined[sizeof f->dir + LINE_MAX_BYTES + 2];
     const struct option_def *d;
 
     if (hash != NULL)
@@ -221,8 +304,19 @@ static int config_line(struct gw_options *o, char *line, const char *where)
     *eq = '\0';
     value = trim(eq + 1);
     key = trim(key);
-    if (strcmp(key, "mode") == 0)
-        return set_mode(o, value, where);
+    if (quoted(where, key, value))
+        return -1;
+    if (strcmp(key, "mode") == 0) {
+        if (o->mode_file == f->id) {
+            gw_log(GW_ERR, "%s: mode is set twice in %s (first at %s); keep one line", where,
+                   f->path, o->mode_where);
+            return -1;
+        }
+        if (set_mode(o, value, where) != 0)
+            return -1;
+        o->mode_file = f->id;
+        return 0;
+    }
     if (strcmp(key, "route") == 0)
         return add_route(o, value, ' ', where);
     d = find_def(key, strlen(key));
@@ -230,19 +324,34 @@ static int config_line(struct gw_options *o, char *line, const char *where)
         gw_log(GW_ERR, "%s: unknown setting '%s' (see mbsc-gateway --help)", where, key);
         return -1;
     }
-    return set_option(o, d, value, where);
+    if (o->where_file[d - defs] == f->id) {
+        gw_log(GW_ERR, "%s: %s is set twice in %s (first at %s); keep one line", where, d->name,
+               f->path, o->where[d - defs]);
+        return -1;
+    }
+    if (d->kind == PATH && value[0] != '/' && value[0] != '\0' && f->dir[0] != '\0') {
+        snprintf(joined, sizeof joined, "%s/%s", f->dir, value);
+        value = joined;
+    }
+    if (set_option(o, d, value, where) != 0)
+        return -1;
+    o->where_file[d - defs] = f->id;
+    return 0;
 }
 
 /*
  * Read the config file: "key = value" lines, '#' comments, blank lines.
  * It names the key files and the policy, so whoever may change it may
  * change them: it is read under the rules of an allow-list (mbsc/keys.h),
- * owner and directories included.
+ * owner and directories included.  Every bad line is reported, not only
+ * the first, so that one edit can fix them all.
  */
 static int read_config(struct gw_options *o, const char *path)
 {
     char why[MBSC_WHY_SIZE + 4096], where[4096 + 32];
     char *text = malloc(CONFIG_MAX_BYTES + 1), *line;
+    struct config_file f;
+    const char *slash = strrchr(path, '/');
     unsigned lineno = 0;
     size_t len = 0;
     int r, rc = 0;
@@ -251,6 +360,13 @@ static int read_config(struct gw_options *o, const char *path)
         gw_log(GW_ERR, "out of memory");
         return -1;
     }
+    f.path = path;
+    f.id = ++o->files_read;
+    f.dir[0] = '\0';
+    if (slash != NULL)
+        snprintf(f.dir, sizeof f.dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (strcmp(f.dir, "/") == 0)
+        f.dir[0] = '\0'; /* "/" + "/" + name would do, but "/name" reads better */
     r = mbsc_trusted_file_read(path, text, CONFIG_MAX_BYTES, &len, why, sizeof why);
     if (r != MBSC_OK) {
         if (r == MBSC_ERR_BUFFER_TOO_SMALL)
@@ -262,7 +378,7 @@ static int read_config(struct gw_options *o, const char *path)
         return -1;
     }
     text[len] = '\0';
-    for (line = text; rc == 0 && line < text + len; lineno++) {
+    for (line = text; line < text + len; lineno++) {
         char *lf = memchr(line, '\n', (size_t)(text + len - line));
         size_t n = lf != NULL ? (size_t)(lf - line) : (size_t)(text + len - line);
 
@@ -273,9 +389,11 @@ static int read_config(struct gw_options *o, const char *path)
         } else if (memchr(line, '\0', n) != NULL) {
             gw_log(GW_ERR, "%s: NUL byte in the line (is this a text file?)", where);
             rc = -1;
+            break; /* a binary file: one line says it */
         } else {
             line[n] = '\0';
-            rc = config_line(o, line, where);
+            if (config_line(o, &f, line, where) != 0)
+                rc = -1;
         }
         line += n + 1;
     }
@@ -348,12 +466,41 @@ static int check_required(const struct gw_options *o)
     return 0;
 }
 
+/* Settings given for the other mode, each reported where it was given; 0 if none. */
+static int other_mode_settings(const struct gw_options *o)
+{
+    unsigned mode_bit = o->mode == GW_MODE_SERVER ? M_SERVER : M_CLIENT;
+    int bad = 0;
+    size_t i;
+
+    for (i = 0; i < N_DEFS; i++) {
+        if (o->where[i][0] == '\0' || (defs[i].modes & mode_bit))
+            continue;
+        gw_log(GW_ERR,
+               "%s: %s is a setting of %s mode, and this gateway runs in %s mode (as %s says); %s",
+               o->where[i], defs[i].name,
+               mode_name(o->mode == GW_MODE_SERVER ? GW_MODE_CLIENT : GW_MODE_SERVER),
+               mode_name(o->mode), o->mode_where,
+               o->where_file[i] != 0 ? "remove the line" : "leave the option out");
+        bad = 1;
+    }
+    return bad ? -1 : 0;
+}
+
 int gw_options_parse(struct gw_options *o, int argc, char **argv)
 {
+    char where[GW_WHERE_SIZE];
     int i, first = 1;
 
     if (argc > 1 && argv[1][0] != '-') {
-        if (set_mode(o, argv[1], "command line") != 0)
+        if (strcmp(argv[1], "server") != 0 && strcmp(argv[1], "client") != 0) {
+            gw_log(GW_ERR,
+                   "unknown mode '%s': the first word is server, client or status "
+                   "(see mbsc-gateway --help)",
+                   argv[1]);
+            return GW_EX_USAGE;
+        }
+        if (set_mode(o, argv[1], "the command line") != 0)
             return GW_EX_USAGE;
         first = 2;
     }
@@ -368,8 +515,14 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
         if (v != NULL) {
             free(o->config);
             o->config = strdup(v);
-            if (o->config == NULL || read_config(o, v) != 0)
+            if (o->config == NULL)
                 return GW_EX_USAGE;
+            if (read_config(o, v) != 0) {
+                /* The rest of the file's mistakes, in the same run. */
+                if (o->mode != GW_MODE_NONE)
+                    (void)other_mode_settings(o);
+                return GW_EX_USAGE;
+            }
         }
     }
     for (i = first; i < argc; i++) {
@@ -394,7 +547,12 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
             continue;
         }
         if (len == 7 && memcmp(arg, "verbose", 7) == 0) {
-            gw_log_set_verbose(1);
+            o->log_level = GW_DEBUG; /* as log-level = debug, and after it on the line */
+            snprintf(o->where[find_def("log-level", 9) - defs], sizeof o->where[0], "--verbose");
+            continue;
+        }
+        if (len == 5 && memcmp(arg, "check", 5) == 0) {
+            o->check = 1;
             continue;
         }
         if (len == 5 && memcmp(arg, "route", 5) == 0) {
@@ -425,28 +583,18 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
             }
             value = argv[++i];
         }
-        if (set_option(o, d, value, "command line") != 0)
+        snprintf(where, sizeof where, "--%s", d->name);
+        if (set_option(o, d, value, where) != 0)
             return GW_EX_USAGE;
+        o->where_file[d - defs] = 0;
     }
     if (o->mode == GW_MODE_NONE) {
         gw_log(GW_ERR, "say which mode: mbsc-gateway server ... or mbsc-gateway client ... "
                        "(or mode = ... in the --config file)");
         return GW_EX_USAGE;
     }
-    for (i = 0; i < (int)(sizeof defs / sizeof defs[0]); i++) {
-        const struct option_def *d = &defs[i];
-        const char *p = (const char *)o + d->offset;
-        int set = d->kind == STRING ? *(char *const *)(const void *)p != NULL
-                  : d->kind == FLAG ? *(const int *)(const void *)p != 0
-                                    : 0;
-        unsigned mode_bit = o->mode == GW_MODE_SERVER ? M_SERVER : M_CLIENT;
-
-        if (set && !(d->modes & mode_bit)) {
-            gw_log(GW_ERR, "%s is not a setting of %s mode", d->name,
-                   o->mode == GW_MODE_SERVER ? "server" : "client");
-            return GW_EX_USAGE;
-        }
-    }
+    if (other_mode_settings(o) != 0)
+        return GW_EX_USAGE;
     if (check_required(o) != 0)
         return GW_EX_USAGE;
     if (o->upstream != NULL) {
@@ -469,7 +617,8 @@ void gw_usage(FILE *out)
           "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
           "                           [--allow-remote-plaintext] [options]\n"
           "       mbsc-gateway [server|client] --config FILE [options]\n"
-          "       mbsc-gateway status --control PATH\n"
+          "       mbsc-gateway [server|client] --check [--config FILE] [options]\n"
+          "       mbsc-gateway status --control PATH [--json | --prometheus]\n"
           "       mbsc-gateway --help | --version\n"
           "\n"
           "server: accepts mbsc masters on --listen and forwards each authorised request\n"
@@ -514,23 +663,32 @@ void gw_usage(FILE *out)
           "                          flight before exiting (default 2000)\n"
           "  --config FILE           settings as 'name = value' lines, names as the options\n"
           "                          without '--', plus 'mode = server|client'; '#' comments;\n"
-          "                          options on the command line override the file\n"
+          "                          options on the command line override the file;\n"
+          "                          relative paths in it are from the file's directory\n"
+          "  --check                 load and check everything the gateway would (files,\n"
+          "                          keys, allow-list, policy, routes), listen on nothing,\n"
+          "                          and exit 0 (it would start) or 2, with every problem\n"
           "  --control PATH          a UNIX socket (mode 0600) where 'mbsc-gateway status'\n"
-          "                          reads the status; its directory must be writable\n"
-          "  --verbose               also log every forwarded request (debug level)\n"
+          "                          reads the status; its directory must be writable;\n"
+          "                          a socket another gateway runs with is not taken\n"
+          "  --log-level LEVEL       debug, info (default) or warning\n"
+          "  --verbose               --log-level debug: also every forwarded request\n"
           "\n"
           "Output: the first line on stdout is 'listening on HOST:PORT' with the real port.\n"
-          "Logs go to stderr (with <3>/<4>/<6> priorities when run by systemd).  Answers\n"
+          "Logs go to journald with fields (MBSC_MASTER=, MBSC_REASON=, ...) when run by\n"
+          "systemd, else to stderr, each line after its local time.  Answers\n"
           "made by the gateway: 01 refused by the policy, 06 the master's queue is full,\n"
           "0A upstream unreachable (client mode: 0B), 0B upstream did not answer in time.\n"
           "\n"
           "Signals: SIGHUP re-reads the configuration file, the key, PSK, allow-list,\n"
           "policy and routes (all or nothing: a bad file keeps the old ones); SIGUSR1\n"
           "logs the status (masters, routes, counters), as\n"
-          "'mbsc-gateway status --control PATH' prints it;\n"
+          "'mbsc-gateway status --control PATH' prints it (--json: one JSON object,\n"
+          "--prometheus: the Prometheus text format);\n"
           "SIGTERM/SIGINT stop after the requests in flight (exit status 0).\n"
-          "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 on bad usage.\n"
-          "Documentation: mbsc-gateway(1), mbsc-gateway.conf(5), docs/gateway.md,\n"
-          "docs/policy.md.\n",
+          "Exit status: 0 after SIGTERM/SIGINT (--check: it would start), 1 on a runtime\n"
+          "failure, 2 on bad usage or configuration.\n"
+          "Documentation: mbsc-gateway(1), mbsc-gateway.conf(5), mbsc-policy(5),\n"
+          "mbsc-allowlist(5), and /usr/share/doc/mbsc-tools/ (gateway.md, policy.md).\n",
           out);
 }

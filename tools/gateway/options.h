@@ -10,6 +10,11 @@
 
 #include "route.h"
 
+/* Room for the settings of options.c's table, for where each was given. */
+#define GW_OPTIONS_MAX 64u
+/* "FILE:LINE" or "--name" (a longer path is cut in messages only). */
+#define GW_WHERE_SIZE 256u
+
 enum gw_mode { GW_MODE_NONE = 0, GW_MODE_SERVER, GW_MODE_CLIENT };
 
 struct gw_options {
@@ -41,6 +46,20 @@ struct gw_options {
     /* Server: unit ids to PLCs (--route, route = ...), and --upstream as the default. */
     struct gw_route_table routes;
     int routes_from_command_line; /* --route given: the file's route lines are replaced */
+
+    int log_level; /* log-level (enum gw_level), --verbose: debug; 0: the default, info */
+    int check;     /* --check: validate everything, start nothing */
+
+    /*
+     * Where each setting of the table was given, for messages: "FILE:LINE"
+     * or "--name"; "" while not set; and which file (1 for the first
+     * --config read, 0 for the command line).  Indexed as the table.
+     */
+    char where[GW_OPTIONS_MAX][GW_WHERE_SIZE];
+    unsigned where_file[GW_OPTIONS_MAX];
+    char mode_where[GW_WHERE_SIZE];
+    unsigned mode_file;
+    unsigned files_read;
 };
 
 /* Defaults, as documented in --help and docs/gateway.md. */
@@ -50,11 +69,17 @@ void gw_options_free(struct gw_options *o);
 /*
  * Fill o (fresh from gw_options_init) from argv (argv[1] is the mode, or
  * --help/--version were handled by the caller): a --config file first,
- * then the other options, which override it.  Returns -1 to go on, or an
- * exit status after a message.  A reload (SIGHUP) calls it again with the
- * same argv, so that an edited configuration file is read anew.
+ * then the other options, which override it.  Relative paths in the file
+ * are taken from the file's directory; on the command line, from the
+ * working directory.  Every bad line of the file is reported, each with
+ * its file and line.  Returns -1 to go on, or an exit status after a
+ * message.  A reload (SIGHUP) calls it again with the same argv, so that
+ * an edited configuration file is read anew.
  */
 int gw_options_parse(struct gw_options *o, int argc, char **argv);
+
+/* Where setting name was given ("gw.conf:4", "--upstream"), or "" when it was not. */
+const char *gw_options_where(const struct gw_options *o, const char *name);
 
 /* The whole --help text. */
 void gw_usage(FILE *out);

@@ -7,10 +7,13 @@
  * paths whose target stays, and only then swaps: if anything cannot be
  * made, nothing changed.
  */
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "outage.h"
 #include "routing.h"
 #include "up_kinds.h"
 
@@ -362,30 +365,171 @@ static const char *state_name(enum gw_up_state s)
     return "idle";
 }
 
-void gw_routing_status(const struct gw_routing *r, FILE *out)
+/* What the status view says of one path. */
+struct path_view {
+    const struct path *p;
+    char kind[64], route[sizeof(((struct path *)0)->units) + 16];
+    const char *state;
+    uint64_t connects, failures, failing;
+    int64_t outage_ns;
+    struct gw_mux_stats ms;
+};
+
+static void path_view(const struct path *p, int64_t now, struct path_view *v)
 {
+    v->p = p;
+    gw_mux_get_stats(p->mux, &v->ms);
+    gw_upstream_describe(p->up, v->kind, sizeof v->kind);
+    v->state = state_name(gw_upstream_state(p->up));
+    v->connects = gw_upstream_connects(p->up);
+    v->failures = gw_upstream_failures(p->up);
+    v->failing = gw_upstream_failures_in_a_row(p->up);
+    v->outage_ns = gw_upstream_outage_ns(p->up, now);
+    /* The label that tells the routes apart: "default", the units, or both. */
+    snprintf(v->route, sizeof v->route, "%s%s%s", p->is_default ? "default" : "",
+             p->is_default && p->units[0] != '\0' ? "," : "", p->units);
+}
+
+static void status_text(const struct path_view *v, FILE *out)
+{
+    const struct path *p = v->p;
+    unsigned long long n = (unsigned long long)v->connects;
+    char lasted[32];
+
+    if (p->is_default)
+        fprintf(out, "upstream %s%s%s", p->target, p->units[0] != '\0' ? " units " : "", p->units);
+    else
+        fprintf(out, "route %s %s", p->units, p->target);
+    fprintf(out, " (%s) %s", v->kind, v->state);
+    if (v->failing > 0) {
+        gw_duration_text(v->outage_ns, lasted, sizeof lasted);
+        /* Connected after connections that ended unanswered: the outage ends with an answer. */
+        if (gw_upstream_state(p->up) == GW_UP_READY)
+            fprintf(out, ", no answer yet, after %llu failed attempt%s over %s",
+                    (unsigned long long)v->failing, v->failing == 1 ? "" : "s", lasted);
+        else
+            fprintf(out, " for %s, %llu failed attempt%s", lasted, (unsigned long long)v->failing,
+                    v->failing == 1 ? "" : "s");
+    }
+    fprintf(out,
+            " (%llu connection%s); forwarded %llu, answered %llu, timed out %llu, "
+            "unreachable %llu, busy %llu, dropped answers %llu (late %llu)\n",
+            n, n == 1 ? "" : "s", (unsigned long long)v->ms.forwarded,
+            (unsigned long long)v->ms.answered, (unsigned long long)v->ms.timed_out,
+            (unsigned long long)v->ms.unreachable, (unsigned long long)v->ms.busy,
+            (unsigned long long)v->ms.dropped, (unsigned long long)v->ms.late);
+}
+
+static void status_json(const struct path_view *v, FILE *out)
+{
+    const struct path *p = v->p;
+
+    fputc('{', out);
+    gw_json_kv_str(out, 1, "route", v->route);
+    fprintf(out, ",\"default\":%s", p->is_default ? "true" : "false");
+    gw_json_kv_str(out, 0, "units", p->units[0] != '\0' ? p->units : NULL);
+    gw_json_kv_str(out, 0, "target", p->target);
+    gw_json_kv_str(out, 0, "kind", v->kind);
+    gw_json_kv_str(out, 0, "state", v->state);
+    gw_json_kv_u64(out, 0, "connections", v->connects);
+    gw_json_kv_u64(out, 0, "failed_attempts", v->failures);
+    gw_json_kv_u64(out, 0, "failed_attempts_in_a_row", v->failing);
+    gw_json_kv_u64(out, 0, "unreachable_for_ms", (uint64_t)(v->outage_ns / 1000000));
+    gw_json_kv_u64(out, 0, "forwarded", v->ms.forwarded);
+    gw_json_kv_u64(out, 0, "answered", v->ms.answered);
+    gw_json_kv_u64(out, 0, "timed_out", v->ms.timed_out);
+    gw_json_kv_u64(out, 0, "unreachable", v->ms.unreachable);
+    gw_json_kv_u64(out, 0, "busy", v->ms.busy);
+    gw_json_kv_u64(out, 0, "dropped_answers", v->ms.dropped);
+    gw_json_kv_u64(out, 0, "late_answers", v->ms.late);
+    fputc('}', out);
+}
+
+/* One Prometheus family: a sample per path. */
+struct route_family {
+    const char *name, *type, *help;
+    size_t offset; /* in struct path_view; a uint64_t */
+};
+
+#define V(field) offsetof(struct path_view, field)
+static const struct route_family route_families[] = {
+    {"mbsc_gateway_route_connections_total", "counter", "Connections made to the route's target.",
+     V(connects)},
+    {"mbsc_gateway_route_failed_attempts_total", "counter",
+     "Connection attempts to the route's target that failed.", V(failures)},
+    {"mbsc_gateway_route_forwarded_total", "counter", "Requests sent to the route's target.",
+     V(ms.forwarded)},
+    {"mbsc_gateway_route_answered_total", "counter", "Answers from the route's target.",
+     V(ms.answered)},
+    {"mbsc_gateway_route_timed_out_total", "counter",
+     "Requests answered with exception 0B (no answer in time, or the connection broke).",
+     V(ms.timed_out)},
+    {"mbsc_gateway_route_unreachable_total", "counter",
+     "Requests answered at once because the target could not be reached.", V(ms.unreachable)},
+    {"mbsc_gateway_route_busy_total", "counter",
+     "Requests answered with exception 06 (the master's queue was full).", V(ms.busy)},
+    {"mbsc_gateway_route_dropped_answers_total", "counter",
+     "Answers from the target that no request waited for, or malformed.", V(ms.dropped)},
+    {"mbsc_gateway_route_late_answers_total", "counter",
+     "Answers that came after their request had timed out.", V(ms.late)},
+};
+#undef V
+
+static void prom_labels(const struct path_view *v, FILE *out)
+{
+    fputs("{route=\"", out);
+    gw_prom_label_value(out, v->route);
+    fputs("\",target=\"", out);
+    gw_prom_label_value(out, v->p->target);
+    fputs("\"}", out);
+}
+
+static void status_prometheus(const struct path_view *v, size_t n, FILE *out)
+{
+    size_t f, i;
+
+    gw_prom_family(out, "mbsc_gateway_route_up", "gauge",
+                   "1 while the connection to the route's target is up, else 0.");
+    for (i = 0; i < n; i++) {
+        fputs("mbsc_gateway_route_up", out);
+        prom_labels(&v[i], out);
+        fprintf(out, " %d\n", gw_upstream_state(v[i].p->up) == GW_UP_READY);
+    }
+    for (f = 0; f < sizeof route_families / sizeof route_families[0]; f++) {
+        const struct route_family *rf = &route_families[f];
+
+        gw_prom_family(out, rf->name, rf->type, rf->help);
+        for (i = 0; i < n; i++) {
+            fputs(rf->name, out);
+            prom_labels(&v[i], out);
+            fprintf(out, " %" PRIu64 "\n",
+                    *(const uint64_t *)(const void *)((const char *)&v[i] + rf->offset));
+        }
+    }
+}
+
+void gw_routing_status(const struct gw_routing *r, enum gw_status_format fmt, FILE *out)
+{
+    struct path_view v[GW_MAX_ROUTES + 1];
+    int64_t now = gw_now_ns();
     size_t i;
 
-    for (i = 0; i < r->set.n; i++) {
-        const struct path *p = r->set.v[i];
-        struct gw_mux_stats ms;
-        char kind[64];
-        unsigned long long n = (unsigned long long)gw_upstream_connects(p->up);
-
-        gw_mux_get_stats(p->mux, &ms);
-        gw_upstream_describe(p->up, kind, sizeof kind);
-        if (p->is_default)
-            fprintf(out, "upstream %s%s%s", p->target, p->units[0] != '\0' ? " units " : "",
-                    p->units);
-        else
-            fprintf(out, "route %s %s", p->units, p->target);
-        fprintf(out,
-                " (%s) %s (%llu connection%s); forwarded %llu, answered %llu, timed out %llu, "
-                "unreachable %llu, busy %llu, dropped answers %llu (late %llu)\n",
-                kind, state_name(gw_upstream_state(p->up)), n, n == 1 ? "" : "s",
-                (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
-                (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
-                (unsigned long long)ms.busy, (unsigned long long)ms.dropped,
-                (unsigned long long)ms.late);
+    for (i = 0; i < r->set.n; i++)
+        path_view(r->set.v[i], now, &v[i]);
+    switch (fmt) {
+    case GW_STATUS_TEXT:
+        for (i = 0; i < r->set.n; i++)
+            status_text(&v[i], out);
+        break;
+    case GW_STATUS_JSON:
+        fputc('[', out);
+        for (i = 0; i < r->set.n; i++) {
+            if (i > 0)
+                fputc(',', out);
+            status_json(&v[i], out);
+        }
+        fputc(']', out);
+        break;
+    case GW_STATUS_PROMETHEUS: status_prometheus(v, r->set.n, out); break;
     }
 }

@@ -20,6 +20,7 @@
 #include "loop.h"
 #include "mux.h"
 #include "route.h"
+#include "status_fmt.h"
 #include "upstream.h"
 
 struct gw_path_settings {
@@ -71,10 +72,12 @@ int gw_routing_reload(struct gw_routing *r, const struct gw_route_table *t, char
                       size_t why_len);
 
 /*
- * One status line per path: the default route's starts "upstream TARGET",
- * the others "route UNITS TARGET"; then what it is, its state and its
- * counters.
+ * The paths in the status view.  Text: one line per path, the default
+ * route's starting "upstream TARGET", the others "route UNITS TARGET";
+ * then what it is, its state and its counters.  JSON: an array of one
+ * object per path.  Prometheus: the families mbsc_gateway_route_*, one
+ * sample per path, labelled route (the units, or "default") and target.
  */
-void gw_routing_status(const struct gw_routing *r, FILE *out);
+void gw_routing_status(const struct gw_routing *r, enum gw_status_format fmt, FILE *out);
 
 #endif /* MBSC_GATEWAY_ROUTING_H */

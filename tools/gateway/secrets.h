@@ -23,8 +23,17 @@ struct gw_secrets {
 /*
  * Load the key, PSK, allow-list (server) or peer key (client) and policy
  * named by o into s.  0, or -1 with why naming the file (and line).
+ * Warnings (a policy rule that grants more than it seems, a master whose
+ * role the policy does not name) are logged as they are found.
  */
 int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len);
+/*
+ * --check: load every part named by o, on and on past a part that fails,
+ * logging what is wrong with each (and the warnings a start would log).
+ * The number of parts that failed, and in *masters those the allow-list
+ * lists; nothing is kept.
+ */
+unsigned gw_secrets_check(const struct gw_options *o, size_t *masters);
 void gw_secrets_free(struct gw_secrets *s);
 
 #endif /* MBSC_GATEWAY_SECRETS_H */

@@ -21,6 +21,8 @@
  * pointer into the masters array across a reply, a close or a call into
  * the routes.
  */
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,10 +38,26 @@
 #include "routing.h"
 #include "secrets.h"
 #include "signals.h"
+#include "status_fmt.h"
+
+/*
+ * What the masters of one name did since the gateway started, over all
+ * their sessions, for counters that never go down (Prometheus): a session
+ * that ends keeps its share here.  One per name of the allow-list that has
+ * connected; a reload forgets the names no longer listed, once none of
+ * their sessions is left.
+ */
+struct tally {
+    char name[MBSC_ALLOWLIST_NAME_MAX + 1];
+    uint64_t sessions, requests, refusals;
+    uint64_t live; /* sessions connected now */
+    struct tally *next;
+};
 
 struct master {
     mbsc_server_conn_id id;
-    uint64_t group; /* the multiplexer's share: one per master key (group_of) */
+    struct tally *tally; /* NULL when out of memory: its counts go nowhere */
+    uint64_t group;      /* the multiplexer's share: one per master key (group_of) */
     char name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char role[MBSC_ALLOWLIST_NAME_MAX + 1]; /* "" for none */
     char address[MBSC_ADDRSTRLEN];
@@ -66,7 +84,61 @@ struct gw_server {
     struct gw_control *control; /* --control, or NULL */
     char addr[MBSC_ADDRSTRLEN];
     uint8_t group_key[crypto_shorthash_KEYBYTES];
+    struct tally *tallies;
+    uint64_t policy_refusals; /* requests refused by the policy, all masters, since the start */
+    time_t started;
 };
+
+static struct tally *tally_for(struct gw_server *g, const char *name)
+{
+    struct tally *t;
+
+    for (t = g->tallies; t != NULL; t = t->next)
+        if (strcmp(t->name, name) == 0)
+            return t;
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->next = g->tallies;
+    g->tallies = t;
+    return t;
+}
+
+/* The session of m counts under its (new) name from now on. */
+static void master_tally(struct gw_server *g, struct master *m)
+{
+    if (m->tally != NULL)
+        m->tally->live--;
+    m->tally = tally_for(g, m->name);
+    if (m->tally != NULL)
+        m->tally->live++;
+}
+
+/* Forget the names with no session that the allow-list al no longer lists (al NULL: all). */
+static void prune_tallies(struct gw_server *g, const mbsc_allowlist *al)
+{
+    struct tally **p = &g->tallies;
+
+    while (*p != NULL) {
+        struct tally *t = *p;
+        size_t i, n = mbsc_allowlist_count(al);
+        int listed = 0;
+
+        for (i = 0; i < n && !listed; i++) {
+            const char *name = NULL;
+
+            listed = mbsc_allowlist_get(al, i, NULL, &name, NULL) == MBSC_OK &&
+                     strcmp(name, t->name) == 0;
+        }
+        if (t->live > 0 || listed) {
+            p = &t->next;
+            continue;
+        }
+        *p = t->next;
+        free(t);
+    }
+}
 
 static struct master *find_master(struct gw_server *g, mbsc_server_conn_id id)
 {
@@ -95,6 +167,21 @@ static void answer_exception(struct gw_server *g, mbsc_server_conn_id id, const 
     reply(g, id, ex, mbsc_adu_exception(req, code, ex));
 }
 
+/* A request the policy refused: one line, and for the journal its parts as fields. */
+static void log_refusal(const struct master *m, const uint8_t *p, size_t len, const char *why)
+{
+    char function[8], address[8];
+    struct gw_field f[] = {
+        {"MBSC_MASTER", m->name},    {"MBSC_ROLE", m->role[0] != '\0' ? m->role : "none"},
+        {"MBSC_FUNCTION", function}, {"MBSC_ADDRESS", address},
+        {"MBSC_PEER", m->address},   {"MBSC_REASON", why}};
+
+    snprintf(function, sizeof function, "0x%02x", p[MBSC_MBAP_BYTES]);
+    snprintf(address, sizeof address, "%u", gw_first_address(p, len));
+    gw_logf(GW_WARN, f, sizeof f / sizeof f[0], "refused master %s: function %s address %s: %s",
+            m->name, function, address, why);
+}
+
 static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_conn_info *ci,
                        const uint8_t *p, size_t len)
 {
@@ -114,6 +201,8 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
         return;
     }
     m->requests++;
+    if (m->tally != NULL)
+        m->tally->requests++;
     code = gw_check_request(p, len);
     if (code != 0) {
         answer_exception(g, ci->id, p, code);
@@ -123,8 +212,10 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
         mbsc_policy_check(g->cur.policy, ci->peer_role, p + MBSC_MBAP_BYTES, len - MBSC_MBAP_BYTES,
                           why, sizeof why) != MBSC_OK) {
         m->refusals++;
-        gw_log(GW_WARN, "refused master %s: function 0x%02x address %u: %s", m->name,
-               p[MBSC_MBAP_BYTES], gw_first_address(p, len), why);
+        g->policy_refusals++;
+        if (m->tally != NULL)
+            m->tally->refusals++;
+        log_refusal(m, p, len, why);
         answer_exception(g, ci->id, p, (uint8_t)MBSC_POLICY_REFUSAL_EXCEPTION);
         return;
     }
@@ -182,35 +273,50 @@ static void add_master(struct gw_server *g, const struct mbsc_server_conn_info *
     snprintf(m->address, sizeof m->address, "%s", ci->peer_address);
     m->cipher = ci->cipher != NULL ? mbsc_cipher_name(ci->cipher) : "?";
     m->since = time(NULL);
+    master_tally(g, m);
+    if (m->tally != NULL)
+        m->tally->sessions++;
 }
 
 static void on_event(void *user, const struct mbsc_server_event *ev)
 {
     struct gw_server *g = user;
+    const struct mbsc_server_conn_info *ci = ev->conn;
     struct master *m;
+    char why[512];
 
     switch (ev->type) {
-    case MBSC_SERVER_EVENT_CONNECTED:
-        add_master(g, ev->conn);
-        gw_log(GW_INFO, "master %s (role %s) connected from %s with %s", ev->conn->peer_name,
-               ev->conn->peer_role != NULL ? ev->conn->peer_role : "none", ev->conn->peer_address,
-               ev->conn->cipher != NULL ? mbsc_cipher_name(ev->conn->cipher) : "?");
+    case MBSC_SERVER_EVENT_CONNECTED: {
+        const char *role = ci->peer_role != NULL ? ci->peer_role : "none";
+        struct gw_field f[] = {
+            {"MBSC_MASTER", ci->peer_name}, {"MBSC_ROLE", role}, {"MBSC_PEER", ci->peer_address}};
+
+        add_master(g, ci);
+        gw_logf(GW_INFO, f, 3, "master %s (role %s) connected from %s with %s", ci->peer_name, role,
+                ci->peer_address, ci->cipher != NULL ? mbsc_cipher_name(ci->cipher) : "?");
         break;
-    case MBSC_SERVER_EVENT_CLOSED:
-        gw_routing_forget(g->routing, ev->conn->id);
-        m = find_master(g, ev->conn->id);
+    }
+    case MBSC_SERVER_EVENT_CLOSED: {
+        struct gw_field f[] = {
+            {"MBSC_MASTER", NULL}, {"MBSC_PEER", ci->peer_address}, {"MBSC_REASON", why}};
+
+        gw_routing_forget(g->routing, ci->id);
+        m = find_master(g, ci->id);
+        f[0].value = m != NULL ? m->name : ci->peer_name != NULL ? ci->peer_name : "?";
         if (ev->error == MBSC_OK)
-            gw_log(GW_INFO, "master %s from %s disconnected: %s",
-                   m != NULL ? m->name : ev->conn->peer_name, ev->conn->peer_address,
-                   ev->detail != NULL ? ev->detail : "closed");
+            snprintf(why, sizeof why, "%s", ev->detail != NULL ? ev->detail : "closed");
         else
-            gw_log(GW_INFO, "master %s from %s disconnected: %s%s%s",
-                   m != NULL ? m->name : ev->conn->peer_name, ev->conn->peer_address,
-                   mbsc_strerror(ev->error), ev->detail != NULL ? ": " : "",
-                   ev->detail != NULL ? ev->detail : "");
-        if (m != NULL)
+            snprintf(why, sizeof why, "%s%s%s", mbsc_strerror(ev->error),
+                     ev->detail != NULL ? ": " : "", ev->detail != NULL ? ev->detail : "");
+        gw_logf(GW_INFO, f, 3, "master %s from %s disconnected: %s", f[0].value, ci->peer_address,
+                why);
+        if (m != NULL) {
+            if (m->tally != NULL)
+                m->tally->live--;
             *m = g->masters[--g->n_masters];
+        }
         break;
+    }
     case MBSC_SERVER_EVENT_LOG: gw_log(GW_INFO, "%s", ev->detail); break;
     }
 }
@@ -235,6 +341,7 @@ static void note_role_changes(struct gw_server *g, const mbsc_allowlist *al)
                    m->role[0] != '\0' ? m->role : "none", role != NULL ? role : "none");
         snprintf(m->name, sizeof m->name, "%s", name);
         snprintf(m->role, sizeof m->role, "%s", role != NULL ? role : "");
+        master_tally(g, m); /* a renamed master counts under its new name */
     }
 }
 
@@ -250,6 +357,7 @@ static void reload(struct gw_server *g)
     struct gw_options no;
     struct gw_secrets ns;
     char why[GW_WHY_SIZE];
+    size_t n_allowed;
     int closed;
 
     gw_notify("RELOADING=1");
@@ -281,12 +389,17 @@ static void reload(struct gw_server *g)
     g->cur = ns;
     note_role_changes(g, g->cur.allow);
     closed = mbsc_server_apply_allowlist(g->srv, g->cur.allow);
+    prune_tallies(g, g->cur.allow);
     if (strcmp(no.listen, g->o->listen) != 0)
         gw_log(GW_WARN, "listen changed to %s: it takes effect at the next start", no.listen);
+    if (no.control != NULL && (g->o->control == NULL || strcmp(no.control, g->o->control) != 0))
+        gw_log(GW_WARN, "control changed to %s: it takes effect at the next start", no.control);
     gw_options_free(g->o);
     *g->o = no;
-    gw_log(GW_INFO, "reloaded: %zu masters in %s%s%s, %zu route%s, %d disconnected",
-           mbsc_allowlist_count(g->cur.allow), g->o->authorized, g->cur.policy ? ", policy " : "",
+    gw_log_set_level(g->o->log_level != 0 ? (enum gw_level)g->o->log_level : GW_INFO);
+    n_allowed = mbsc_allowlist_count(g->cur.allow);
+    gw_log(GW_INFO, "reloaded: %zu master%s in %s%s%s, %zu route%s by unit id, %d disconnected",
+           n_allowed, n_allowed == 1 ? "" : "s", g->o->authorized, g->cur.policy ? ", policy " : "",
            g->cur.policy ? g->o->policy : "", g->o->routes.n, g->o->routes.n == 1 ? "" : "s",
            closed > 0 ? closed : 0);
     gw_notify("READY=1");
@@ -300,27 +413,182 @@ fail_options:
 
 /* ---- status (SIGUSR1, --control) ---- */
 
-static void status_write(void *user, FILE *out)
+/* The first text line: where, how many masters, what waits, what was refused. */
+static void status_summary(const struct gw_server *g, const struct mbsc_server_stats *st, FILE *out)
 {
-    struct gw_server *g = user;
+    unsigned q = gw_routing_total(g->routing);
+    unsigned long long c = (unsigned long long)st->refused,
+                       p = (unsigned long long)g->policy_refusals;
+
+    fprintf(out,
+            "server mode on %s, %zu master%s, %u request%s queued or in flight, refused %llu "
+            "connection%s and %llu request%s\n",
+            g->addr, g->n_masters, g->n_masters == 1 ? "" : "s", q, q == 1 ? "" : "s", c,
+            c == 1 ? "" : "s", p, p == 1 ? "" : "s");
+}
+
+static void status_master_text(const struct master *m, FILE *out)
+{
+    char since[32];
+
+    gw_time_utc(m->since, since, sizeof since);
+    fprintf(out,
+            "master %s role %s cipher %s from %s connected-since %s requests %llu "
+            "refusals %llu\n",
+            m->name, m->role[0] != '\0' ? m->role : "none", m->cipher, m->address, since,
+            (unsigned long long)m->requests, (unsigned long long)m->refusals);
+}
+
+/* The library's reasons for refusing a connection before it confirmed, by name. */
+struct refusal_reason {
+    const char *name;
+    size_t offset; /* in struct mbsc_server_stats, a uint64_t */
+};
+
+#define R(field)                                                                                   \
+    {                                                                                              \
+#field, offsetof(struct mbsc_server_stats, field)                                          \
+    }
+static const struct refusal_reason refusal_reasons[] = {
+    R(unknown_keys), R(bad_handshakes), R(closed_early), R(timed_out),    R(replays),
+    R(per_address),  R(evicted),        R(full),         R(fd_exhausted), R(per_key),
+};
+#undef R
+
+static uint64_t reason_count(const struct mbsc_server_stats *st, const struct refusal_reason *r)
+{
+    return *(const uint64_t *)(const void *)((const char *)st + r->offset);
+}
+
+static void status_json(const struct gw_server *g, const struct mbsc_server_stats *st, FILE *out)
+{
+    char since[32];
+    const struct tally *t;
     size_t i;
 
-    fprintf(out, "server mode on %s, %zu master%s, %u request%s queued or in flight\n", g->addr,
-            g->n_masters, g->n_masters == 1 ? "" : "s", gw_routing_total(g->routing),
-            gw_routing_total(g->routing) == 1 ? "" : "s");
-    gw_routing_status(g->routing, out);
+    gw_time_utc(g->started, since, sizeof since);
+    fputc('{', out);
+    gw_json_kv_str(out, 1, "mode", "server");
+    gw_json_kv_str(out, 0, "listen", g->addr);
+    gw_json_kv_str(out, 0, "version", mbsc_version());
+    gw_json_kv_str(out, 0, "started", since);
+    gw_json_kv_u64(out, 0, "masters_connected", g->n_masters);
+    gw_json_kv_u64(out, 0, "requests_pending", gw_routing_total(g->routing));
+    gw_json_kv_u64(out, 0, "requests", st->requests);
+    fputs(",\"refusals\":{", out);
+    gw_json_kv_u64(out, 1, "total", st->refused + g->policy_refusals);
+    gw_json_kv_u64(out, 0, "connections", st->refused);
+    gw_json_kv_u64(out, 0, "policy", g->policy_refusals);
+    fputs(",\"connections_by_reason\":{", out);
+    for (i = 0; i < sizeof refusal_reasons / sizeof refusal_reasons[0]; i++)
+        gw_json_kv_u64(out, i == 0, refusal_reasons[i].name, reason_count(st, &refusal_reasons[i]));
+    fputs("}},\"routes\":", out);
+    gw_routing_status(g->routing, GW_STATUS_JSON, out);
+    fputs(",\"masters\":[", out);
     for (i = 0; i < g->n_masters; i++) {
         const struct master *m = &g->masters[i];
-        char since[32];
-        struct tm tm;
 
-        gmtime_r(&m->since, &tm);
-        strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        fprintf(out,
-                "master %s role %s cipher %s from %s connected-since %s requests %llu "
-                "refusals %llu\n",
-                m->name, m->role[0] != '\0' ? m->role : "none", m->cipher, m->address, since,
-                (unsigned long long)m->requests, (unsigned long long)m->refusals);
+        gw_time_utc(m->since, since, sizeof since);
+        fputs(i > 0 ? ",{" : "{", out);
+        gw_json_kv_str(out, 1, "name", m->name);
+        gw_json_kv_str(out, 0, "role", m->role[0] != '\0' ? m->role : NULL);
+        gw_json_kv_str(out, 0, "cipher", m->cipher);
+        gw_json_kv_str(out, 0, "address", m->address);
+        gw_json_kv_str(out, 0, "connected_since", since);
+        gw_json_kv_u64(out, 0, "requests", m->requests);
+        gw_json_kv_u64(out, 0, "refusals", m->refusals);
+        fputc('}', out);
+    }
+    fputs("],\"master_totals\":[", out);
+    for (t = g->tallies; t != NULL; t = t->next) {
+        fputs(t != g->tallies ? ",{" : "{", out);
+        gw_json_kv_str(out, 1, "name", t->name);
+        gw_json_kv_u64(out, 0, "sessions_now", t->live);
+        gw_json_kv_u64(out, 0, "sessions", t->sessions);
+        gw_json_kv_u64(out, 0, "requests", t->requests);
+        gw_json_kv_u64(out, 0, "refusals", t->refusals);
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
+}
+
+/* One family with a sample per master name: the tally's field at offset. */
+static void prom_masters(const struct gw_server *g, FILE *out, const char *name, const char *type,
+                         const char *help, size_t offset)
+{
+    const struct tally *t;
+
+    gw_prom_family(out, name, type, help);
+    for (t = g->tallies; t != NULL; t = t->next) {
+        fprintf(out, "%s{master=\"", name);
+        gw_prom_label_value(out, t->name);
+        fprintf(out, "\"} %" PRIu64 "\n",
+                *(const uint64_t *)(const void *)((const char *)t + offset));
+    }
+}
+
+static void status_prometheus(const struct gw_server *g, const struct mbsc_server_stats *st,
+                              FILE *out)
+{
+    size_t i;
+
+    gw_prom_family(out, "mbsc_gateway_info", "gauge", "The gateway's mode, address and version.");
+    fputs("mbsc_gateway_info{mode=\"server\",listen=\"", out);
+    gw_prom_label_value(out, g->addr);
+    fprintf(out, "\",version=\"%s\"} 1\n", mbsc_version());
+    gw_prom_family(out, "mbsc_gateway_start_time_seconds", "gauge",
+                   "When the gateway started, in seconds since the epoch.");
+    fprintf(out, "mbsc_gateway_start_time_seconds %lld\n", (long long)g->started);
+    gw_prom_family(out, "mbsc_gateway_masters", "gauge", "Master sessions connected now.");
+    fprintf(out, "mbsc_gateway_masters %zu\n", g->n_masters);
+    gw_prom_family(out, "mbsc_gateway_requests_pending", "gauge",
+                   "Requests queued or in flight, all routes.");
+    fprintf(out, "mbsc_gateway_requests_pending %u\n", gw_routing_total(g->routing));
+    gw_prom_family(out, "mbsc_gateway_requests_total", "counter",
+                   "Requests received from masters.");
+    fprintf(out, "mbsc_gateway_requests_total %" PRIu64 "\n", st->requests);
+    gw_prom_family(out, "mbsc_gateway_refusals_total", "counter",
+                   "Connections refused before their session confirmed, and requests refused "
+                   "by the policy, together.");
+    fprintf(out, "mbsc_gateway_refusals_total %" PRIu64 "\n", st->refused + g->policy_refusals);
+    gw_prom_family(out, "mbsc_gateway_refused_connections_total", "counter",
+                   "Connections refused before their session confirmed, by reason.");
+    for (i = 0; i < sizeof refusal_reasons / sizeof refusal_reasons[0]; i++)
+        fprintf(out, "mbsc_gateway_refused_connections_total{reason=\"%s\"} %" PRIu64 "\n",
+                refusal_reasons[i].name, reason_count(st, &refusal_reasons[i]));
+    gw_prom_family(out, "mbsc_gateway_policy_refusals_total", "counter",
+                   "Requests refused by the policy (answered with exception 01).");
+    fprintf(out, "mbsc_gateway_policy_refusals_total %" PRIu64 "\n", g->policy_refusals);
+    gw_routing_status(g->routing, GW_STATUS_PROMETHEUS, out);
+    prom_masters(g, out, "mbsc_gateway_master_sessions", "gauge",
+                 "Sessions of the master connected now.", offsetof(struct tally, live));
+    prom_masters(g, out, "mbsc_gateway_master_sessions_total", "counter",
+                 "Sessions of the master since the gateway started.",
+                 offsetof(struct tally, sessions));
+    prom_masters(g, out, "mbsc_gateway_master_requests_total", "counter",
+                 "Requests of the master since the gateway started.",
+                 offsetof(struct tally, requests));
+    prom_masters(g, out, "mbsc_gateway_master_refusals_total", "counter",
+                 "Requests of the master refused by the policy since the gateway started.",
+                 offsetof(struct tally, refusals));
+}
+
+static void status_write(void *user, enum gw_status_format fmt, FILE *out)
+{
+    struct gw_server *g = user;
+    struct mbsc_server_stats st;
+    size_t i;
+
+    mbsc_server_get_stats(g->srv, &st);
+    switch (fmt) {
+    case GW_STATUS_TEXT:
+        status_summary(g, &st, out);
+        gw_routing_status(g->routing, GW_STATUS_TEXT, out);
+        for (i = 0; i < g->n_masters; i++)
+            status_master_text(&g->masters[i], out);
+        break;
+    case GW_STATUS_JSON: status_json(g, &st, out); break;
+    case GW_STATUS_PROMETHEUS: status_prometheus(g, &st, out); break;
     }
 }
 
@@ -366,8 +634,8 @@ static void on_drain_timeout(void *data)
     struct gw_server *g = data;
 
     step_server(g);
-    gw_log(GW_INFO, "stopped after %lu ms with %u requests unanswered", g->o->drain_ms,
-           gw_routing_total(g->routing));
+    gw_log(GW_INFO, "stopped after %lu ms with %u request%s unanswered", g->o->drain_ms,
+           gw_routing_total(g->routing), gw_routing_total(g->routing) == 1 ? "" : "s");
     gw_loop_stop(g->loop, GW_EX_OK);
 }
 
@@ -385,7 +653,8 @@ static void on_signal(void *data, unsigned happened)
         g->draining = 1;
         gw_notify("STOPPING=1");
         (void)mbsc_server_stop_accepting(g->srv); /* new masters are refused */
-        gw_log(GW_INFO, "stopping: %u requests to finish", gw_routing_total(g->routing));
+        gw_log(GW_INFO, "stopping: %u request%s to finish", gw_routing_total(g->routing),
+               gw_routing_total(g->routing) == 1 ? "" : "s");
         gw_timer_in(g->drain_timer, (int)g->o->drain_ms);
     }
 }
@@ -401,6 +670,12 @@ static int start(struct gw_server *g)
 
     g->loop = gw_loop_new(why, sizeof why);
     if (g->loop == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    /* First: a gateway that already runs with this control socket is not disturbed at all. */
+    if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
+                                                            why, sizeof why)) == NULL) {
         gw_log(GW_ERR, "%s", why);
         return -1;
     }
@@ -444,11 +719,6 @@ static int start(struct gw_server *g)
         gw_log(GW_ERR, "out of memory");
         return -1;
     }
-    if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
-                                                            why, sizeof why)) == NULL) {
-        gw_log(GW_ERR, "%s", why);
-        return -1;
-    }
     return 0;
 }
 
@@ -462,6 +732,7 @@ int gw_server_mode(struct gw_options *o, int argc, char **argv)
     g.o = o;
     g.argc = argc;
     g.argv = argv;
+    g.started = time(NULL);
     crypto_shorthash_keygen(g.group_key);
     if (gw_secrets_load(&g.cur, o, why, sizeof why) != 0) {
         gw_log(GW_ERR, "%s", why);
@@ -472,10 +743,13 @@ int gw_server_mode(struct gw_options *o, int argc, char **argv)
         if (printf("listening on %s\n", g.addr) < 0 || fflush(stdout) == EOF) {
             gw_log(GW_ERR, "cannot write to stdout");
         } else {
-            gw_log(GW_INFO, "server mode on %s, %zu route%s%s%s, %zu masters allowed%s%s", g.addr,
-                   o->routes.n, o->routes.n == 1 ? "" : "s",
+            size_t n_allowed = mbsc_allowlist_count(g.cur.allow);
+
+            gw_log(GW_INFO,
+                   "server mode on %s, %zu route%s by unit id%s%s, %zu master%s allowed%s%s",
+                   g.addr, o->routes.n, o->routes.n == 1 ? "" : "s",
                    o->upstream != NULL ? ", default " : "", o->upstream != NULL ? o->upstream : "",
-                   mbsc_allowlist_count(g.cur.allow), g.cur.policy ? ", policy " : ", no policy",
+                   n_allowed, n_allowed == 1 ? "" : "s", g.cur.policy ? ", policy " : ", no policy",
                    g.cur.policy ? o->policy : "");
             gw_notify("READY=1");
             rc = gw_loop_run(g.loop);
@@ -494,6 +768,12 @@ int gw_server_mode(struct gw_options *o, int argc, char **argv)
     gw_timer_free(g.drain_timer);
     gw_loop_free(g.loop);
     free(g.masters);
+    while (g.tallies != NULL) {
+        struct tally *t = g.tallies;
+
+        g.tallies = t->next;
+        free(t);
+    }
     gw_secrets_free(&g.cur);
     sodium_memzero(g.group_key, sizeof g.group_key);
     return rc;

@@ -10,24 +10,105 @@
  *
  * docs/protocol.md: an authenticated payload that is not one Modbus/TCP
  * ADU is a protocol error, which ends the session.
+ *
+ * A handshake that fails is explained with its likely cause, as
+ * secure_master does: the session says what happened ("the peer closed
+ * the connection"), this file knows what that means for a master (see
+ * docs/protocol.md, "Message 1" and "Message 2").  A slave refuses in
+ * silence, closing without a word, both a key it does not list and a
+ * message 1 made for another slave's key, so from here those look alike
+ * and the message names both (the slave's log tells which); a reply that
+ * fails to authenticate means that the PSKs differ; and the first bytes
+ * that came back, peeked before the session reads them, tell a plain
+ * Modbus/TCP port (an MBAP header) from another protocol.
  */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <sodium.h>
 
 #include "up_kinds.h"
 #include "upstream_kind.h"
 
+/* An MBAP header (Modbus Messaging on TCP/IP, 3.1.3): protocol id 0, length 2..254. */
+static int answered_mbap(const struct gw_up_mbsc_state *m)
+{
+    unsigned length;
+
+    if (m->n_first < 6 || m->first[2] != 0 || m->first[3] != 0)
+        return 0;
+    length = (unsigned)m->first[4] << 8 | m->first[5];
+    return length >= 2 && length <= 254;
+}
+
+/* What a handshake that failed with r most likely means; NULL when r says it well enough. */
+static const char *handshake_cause(const struct gw_upstream *u, int r)
+{
+    const struct gw_up_mbsc_state *m = &u->k.mbsc;
+
+    if (r == MBSC_ERR_PSK_MISMATCH)
+        return "the pre-shared keys differ: the server's reply does not authenticate with "
+               "ours (give both ends the same --psk file, or neither)";
+    if (answered_mbap(m))
+        return "not an mbsc port: it answered with a Modbus/TCP header (a plain Modbus/TCP "
+               "server or a PLC?); --upstream must be the mbsc port of a server gateway or "
+               "secure slave, by convention 1502";
+    if (m->n_first > 0 && (r == MBSC_ERR_FRAME_LENGTH || r == MBSC_ERR_HANDSHAKE_MESSAGE ||
+                           r == MBSC_ERR_TRUNCATED || r == MBSC_ERR_BAD_VERSION))
+        return "not an mbsc port: what it answered is no mbsc handshake (another protocol?); "
+               "--upstream must be the mbsc port of a server gateway or secure slave";
+    if (m->n_first == 0 && (r == MBSC_ERR_PEER_CLOSED || r == MBSC_ERR_IO))
+        return "the server closed the connection without answering our handshake: our key "
+               "is not in its allow-list, or --peer is not its public key (its log says "
+               "which), or it is not an mbsc port";
+    return NULL;
+}
+
 static void session_failed(struct gw_upstream *u, int r)
 {
     struct gw_up_mbsc_state *m = &u->k.mbsc;
+    const char *cause = u->state == GW_UP_CONNECTING ? handshake_cause(u, r) : NULL;
     char why[1024];
 
-    snprintf(why, sizeof why, "mbsc session with %s ended: %s%s%s", u->name, mbsc_strerror(r),
-             m->link.os_err != 0 ? ": " : "", m->link.os_err != 0 ? strerror(m->link.os_err) : "");
+    if (cause != NULL)
+        snprintf(why, sizeof why, "handshake with %s failed: %s", u->name, cause);
+    else
+        snprintf(why, sizeof why, "mbsc session with %s ended: %s%s%s", u->name, mbsc_strerror(r),
+                 m->link.os_err != 0 ? ": " : "",
+                 m->link.os_err != 0 ? strerror(m->link.os_err) : "");
     gw_up_fail(u, why);
+}
+
+/* During the handshake: keep the first bytes the peer sends, before the session reads them. */
+static void peek_first(struct gw_upstream *u)
+{
+    struct gw_up_mbsc_state *m = &u->k.mbsc;
+    ssize_t n;
+
+    if (u->state != GW_UP_CONNECTING || m->n_first > 0)
+        return;
+    do
+        n = recv(u->fd, m->first, sizeof m->first, MSG_PEEK | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n > 0)
+        m->n_first = (size_t)n;
+}
+
+/* The handshake timed out with the TCP connection made. */
+static void mbsc_stalled(const struct gw_upstream *u, char *buf, size_t len)
+{
+    if (u->k.mbsc.n_first == 0)
+        snprintf(buf, len,
+                 "the port took the connection and never answered our handshake: not an mbsc "
+                 "port (a plain Modbus/TCP server waits, silent, for the rest of a request), "
+                 "or the server is overloaded");
+    else if (answered_mbap(&u->k.mbsc))
+        snprintf(buf, len, "not an mbsc port: it answered with a Modbus/TCP header");
+    else
+        snprintf(buf, len, "the answer to our handshake stopped short");
 }
 
 static int mbsc_connected(struct gw_upstream *u, char *why, size_t why_len)
@@ -99,6 +180,8 @@ static void mbsc_io(struct gw_upstream *u, unsigned happened)
     int had_output = mbsc_link_output_pending(&m->link);
     int r;
 
+    if (happened & (GW_IO_IN | GW_IO_ERR))
+        peek_first(u);
     if (had_output && (happened & (GW_IO_OUT | GW_IO_ERR))) {
         r = mbsc_link_flush(&m->link);
         if (r != MBSC_OK) {
@@ -161,4 +244,5 @@ const struct gw_up_kind gw_up_mbsc = {
     .send = mbsc_send,
     .drop = mbsc_drop,
     .describe = mbsc_describe,
+    .stalled = mbsc_stalled,
 };

@@ -109,6 +109,64 @@ uint64_t gw_upstream_connects(const struct gw_upstream *u)
     return u->connects;
 }
 
+uint64_t gw_upstream_failures(const struct gw_upstream *u)
+{
+    return u->outage.total;
+}
+
+uint64_t gw_upstream_failures_in_a_row(const struct gw_upstream *u)
+{
+    return u->outage.active ? u->outage.attempts : 0;
+}
+
+int64_t gw_upstream_outage_ns(const struct gw_upstream *u, int64_t now_ns)
+{
+    return u->outage.active ? now_ns - u->outage.since_ns : 0;
+}
+
+/* ---- what the log says ---- */
+
+/* A failed attempt (not a connection that ended): the first, then at growing intervals. */
+static void log_failure(struct gw_upstream *u, const char *why)
+{
+    int64_t now = gw_now_ns();
+    struct gw_field f[] = {{"MBSC_UPSTREAM", u->name}, {"MBSC_REASON", why}};
+    char lasted[32];
+    int changed = strncmp(why, u->outage_why, sizeof u->outage_why - 1) != 0;
+
+    switch (gw_outage_failed(&u->outage, now, changed)) {
+    case GW_OUTAGE_FIRST:
+        gw_logf(GW_WARN, f, 2,
+                "upstream %s unreachable: %s (retrying; logged again at growing intervals "
+                "while it lasts)",
+                u->name, why);
+        break;
+    case GW_OUTAGE_STILL:
+        gw_duration_text(now - u->outage.since_ns, lasted, sizeof lasted);
+        gw_logf(GW_WARN, f, 2, "upstream %s still unreachable after %llu attempts, %s: %s", u->name,
+                (unsigned long long)u->outage.attempts, lasted, why);
+        break;
+    case GW_OUTAGE_QUIET: return;
+    }
+    snprintf(u->outage_why, sizeof u->outage_why, "%.*s", (int)sizeof u->outage_why - 1, why);
+}
+
+static void log_connected(struct gw_upstream *u)
+{
+    struct gw_field f[] = {{"MBSC_UPSTREAM", u->name}};
+    uint64_t attempts;
+    int64_t lasted_ns;
+    char lasted[32];
+
+    if (gw_outage_ended(&u->outage, gw_now_ns(), &attempts, &lasted_ns)) {
+        gw_duration_text(lasted_ns, lasted, sizeof lasted);
+        gw_logf(GW_INFO, f, 1, "upstream %s connected again after %llu failed attempt%s over %s",
+                u->name, (unsigned long long)attempts, attempts == 1 ? "" : "s", lasted);
+    } else {
+        gw_logf(GW_INFO, f, 1, "upstream %s connected", u->name);
+    }
+}
+
 /* ---- what the kinds report ---- */
 
 void gw_up_rewatch(struct gw_upstream *u)
@@ -125,6 +183,13 @@ void gw_up_ready(struct gw_upstream *u)
     u->answered = 0;
     u->connects++;
     gw_timer_disarm(u->timer);
+    /*
+     * After attempts that failed to connect, a connection ends the outage.
+     * After connections that ended before their first answer (a PLC whose
+     * connections are all taken accepts and closes), only an answer does.
+     */
+    if (!u->outage_unanswered)
+        log_connected(u);
     u->h.up(u->h.user);
 }
 
@@ -136,6 +201,10 @@ void gw_up_deliver(struct gw_upstream *u, const uint8_t *adu, size_t len)
     if (!u->answered) {
         u->answered = 1;
         u->backoff_ms = BACKOFF_MIN_MS;
+        if (u->outage_unanswered) {
+            u->outage_unanswered = 0;
+            log_connected(u);
+        }
     }
     u->h.answer(u->h.user, adu, len);
 }
@@ -178,6 +247,18 @@ void gw_up_fail(struct gw_upstream *u, const char *why)
         gw_timer_at(u->timer, next > now ? next : now);
         u->backoff_ms =
             u->backoff_ms * 2 > u->set.backoff_max_ms ? u->set.backoff_max_ms : u->backoff_ms * 2;
+    }
+    if (was_ready && u->answered) {
+        struct gw_field f[] = {{"MBSC_UPSTREAM", u->name}, {"MBSC_REASON", copy}};
+
+        gw_logf(GW_WARN, f, 2, "upstream %s lost: %s; reconnecting", u->name, copy);
+    } else {
+        /* A connection that ends before its first answer is a failed attempt, logged as one. */
+        u->outage_unanswered = was_ready;
+        if (was_ready)
+            snprintf(copy + strlen(copy), sizeof copy - strlen(copy),
+                     " (the connection ended before its first answer)");
+        log_failure(u, copy);
     }
     u->h.down(u->h.user, was_ready, copy);
 }
@@ -266,15 +347,20 @@ static void on_io(void *data, unsigned happened)
 static void on_timer(void *data)
 {
     struct gw_upstream *u = data;
-    char why[sizeof u->name + 64];
+    char why[sizeof u->name + 512];
+    int n;
 
     switch (u->state) {
     case GW_UP_IDLE:
     case GW_UP_BACKOFF: start_connect(u); break;
     case GW_UP_CONNECTING:
-        snprintf(why, sizeof why, "%s %s: timed out after %u ms",
-                 u->connecting_tcp ? "connect" : "handshake with", u->name,
-                 u->set.connect_timeout_ms);
+        n = snprintf(why, sizeof why, "%s %s: timed out after %u ms",
+                     u->connecting_tcp ? "connect" : "handshake with", u->name,
+                     u->set.connect_timeout_ms);
+        if (!u->connecting_tcp && u->kind->stalled != NULL && n > 0 && (size_t)n < sizeof why - 2) {
+            memcpy(why + n, ": ", 3);
+            u->kind->stalled(u, why + n + 2, sizeof why - (size_t)n - 2);
+        }
         gw_up_fail(u, why);
         break;
     case GW_UP_READY: break;

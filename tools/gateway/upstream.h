@@ -14,7 +14,8 @@
  * again after it ends: at once if it had carried answers (a PLC closed an
  * idle connection), otherwise after a backoff that doubles from 100 ms up
  * to the configured ceiling, counted from the start of the failed attempt.
- * It registers its own descriptor and timers with the loop.
+ * It registers its own descriptor and timers with the loop, and logs its
+ * life: a connection made, lost, or not made (outage.h says how often).
  */
 #ifndef MBSC_GATEWAY_UPSTREAM_H
 #define MBSC_GATEWAY_UPSTREAM_H
@@ -76,6 +77,11 @@ const char *gw_upstream_name(const struct gw_upstream *u);
 void gw_upstream_describe(const struct gw_upstream *u, char *buf, size_t len);
 /* Connections that became ready so far. */
 uint64_t gw_upstream_connects(const struct gw_upstream *u);
+/* Attempts that failed so far, and since the last connection (0 while it is up). */
+uint64_t gw_upstream_failures(const struct gw_upstream *u);
+uint64_t gw_upstream_failures_in_a_row(const struct gw_upstream *u);
+/* How long the attempts have been failing (0 when they are not), in nanoseconds. */
+int64_t gw_upstream_outage_ns(const struct gw_upstream *u, int64_t now_ns);
 
 /*
  * Queue one ADU (state READY).  MBSC_OK (taken; a failure of the

@@ -15,6 +15,7 @@
 #define MBSC_GATEWAY_UPSTREAM_KIND_H
 
 #include "loop.h"
+#include "outage.h"
 #include "upstream.h"
 
 struct gw_up_kind {
@@ -35,6 +36,12 @@ struct gw_up_kind {
     void (*drop)(struct gw_upstream *u);
     /* What the status view says after the target. */
     void (*describe)(const struct gw_upstream *u, char *buf, size_t len);
+    /*
+     * Optional: the connect timeout struck after the TCP connection was
+     * made (a handshake that never finished): what it most likely means,
+     * into buf.  Without it, the log says only that it timed out.
+     */
+    void (*stalled)(const struct gw_upstream *u, char *buf, size_t len);
 };
 
 /* Room for either kind's state, kept inside the upstream (no allocation per connection). */
@@ -48,6 +55,8 @@ struct gw_up_plain_state {
 struct gw_up_mbsc_state {
     mbsc_session *s;
     mbsc_link link;
+    uint8_t first[8]; /* the first bytes the peer sent, peeked before the session reads them */
+    size_t n_first;
 };
 
 struct gw_upstream {
@@ -62,7 +71,10 @@ struct gw_upstream {
     int64_t attempt_ns; /* when the current or last attempt started */
     int answered;       /* the connection in force has delivered an answer */
     uint64_t connects;
-    mbsc_tcp_connect tc; /* while the TCP connect is under way */
+    struct gw_outage outage; /* failed attempts since the last connection, and when to say so */
+    char outage_why[256];    /* the cause last logged, to tell a new one */
+    int outage_unanswered;   /* the last failure: a connection that ended before its answer */
+    mbsc_tcp_connect tc;     /* while the TCP connect is under way */
     int connecting_tcp;
     int fd; /* the connected socket, or -1 */
     struct gw_watch *watch;
