@@ -322,8 +322,8 @@ static void throughput_rows(const char *const *programs, int n_prog, int plc_por
     if (n_prog == 2)
         printf("  --max-in-flight %s: this build / compared %.2f\n", in_flight, med[0] / med[1]);
     for (k = 0; csv != NULL && k < n_prog; k++)
-        fprintf(csv, "gateway-one%s,rps_inflight_%s,,%.0f,requests/s\n",
-                k == 0 ? "" : "-compared", in_flight, med[k]);
+        fprintf(csv, "gateway-one%s,rps_inflight_%s,,%.0f,requests/s\n", k == 0 ? "" : "-compared",
+                in_flight, med[k]);
 }
 
 /* The CSV names of the round-trip paths, in the order main() opens them. */

@@ -172,8 +172,15 @@ int main(int argc, char **argv)
         close_output(csv, opt.csv);
     }
     rc = 0;
-    if (opt.plot != NULL && bench_plot(&ctx, &machine, opt.plot) < 0)
-        rc = 1;
+    if (opt.plot != NULL) {
+        int plotted = bench_plot(&ctx, &machine, opt.plot);
+
+        if (plotted < 0)
+            rc = 1;
+        else if (plotted == 0)
+            fprintf(stderr, "%s: plot written to %s%s\n", BENCH_PROG, opt.plot,
+                    opt.gateway_csv != NULL ? " (gateway bars from --gateway-csv)" : "");
+    }
     fprintf(stderr, "%s: done in %.1f s\n", BENCH_PROG, (double)(bench_now_ns() - start) / 1e9);
     bench_cycles_close(&ctx.cycles);
     bench_results_free(&ctx.results);

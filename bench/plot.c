@@ -43,11 +43,10 @@ static int find_gnuplot(char *out, size_t len)
 
 static void remove_dir(const char *dir)
 {
-    static const char *const files[] = BENCH_PLOT_FILES;
     char path[512];
 
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    for (size_t i = 0; i < BENCH_N_PLOT_FILES; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, bench_plot_files[i]);
         (void)unlink(path);
     }
     (void)rmdir(dir);

@@ -11,11 +11,10 @@
 #include "bench.h"
 #include "machine.h"
 
-/* The files gnuplot reads, all in the directory given to bench_plot_write. */
-#define BENCH_PLOT_FILES                                                                           \
-    {                                                                                              \
-        "throughput.dat", "latency.dat", "plot.gp"                                                 \
-    }
+/* The files bench_plot_write writes, all in the directory it is given:
+ * the tables gnuplot reads and the script, for removing them afterwards. */
+#define BENCH_N_PLOT_FILES 4u
+extern const char *const bench_plot_files[BENCH_N_PLOT_FILES];
 
 /* Write the tables and dir/plot.gp, which draws the PNG png (an absolute
  * path: the script changes to dir).  0, or -1 if a file could not be written. */
