@@ -235,10 +235,15 @@ static int put_bar(FILE *f, const struct bench_results *r, const char *key, int 
     return 1;
 }
 
-/* The round-trip bars; *bars gets their count, *gateways whether the
- * gateway bench's are among them. */
-static int write_rtt(const struct bench_ctx *ctx, const char *dir, struct span *s, int *bars,
-                     int *gateways)
+/* What the round-trip panel has to draw. */
+struct rtt_bars {
+    int x;        /* one past the last bar's position */
+    int mbsc;     /* bars of the library's transports */
+    int gateways; /* whether the gateway bench's bars are there */
+};
+
+static int write_rtt(const struct bench_ctx *ctx, const char *dir, struct span *s,
+                     struct rtt_bars *b)
 {
     const struct bench_results *r = &ctx->results, *g = &ctx->gateway;
     double plain, direct;
@@ -247,7 +252,7 @@ static int write_rtt(const struct bench_ctx *ctx, const char *dir, struct span *
 
     if (f == NULL)
         return -1;
-    *gateways = 0;
+    memset(b, 0, sizeof *b);
     if (bench_results_get(r, BENCH_PLAINTEXT, "rtt_us_p50", BENCH_NO_SIZE, &plain)) {
         x += put_bar(f, r, BENCH_PLAINTEXT, x, "plaintext", "libmodbus", RGB_PLAIN, NULL, s);
         /* Each cipher on the path the library picked, then on the pump. */
@@ -263,7 +268,10 @@ static int write_rtt(const struct bench_ctx *ctx, const char *dir, struct span *
                          : ctx->rtt_path[0] ? ctx->rtt_path
                                             : "default path",
                          impl);
-                x += put_bar(f, r, key, x, name, detail, pump ? RGB_PUMP : RGB_SYNC, &plain, s);
+                if (put_bar(f, r, key, x, name, detail, pump ? RGB_PUMP : RGB_SYNC, &plain, s)) {
+                    x++;
+                    b->mbsc++;
+                }
             }
     }
     /* The gateway bench's own baseline beside its paths: they were measured
@@ -273,14 +281,14 @@ static int write_rtt(const struct bench_ctx *ctx, const char *dir, struct span *
         x += put_bar(f, g, BENCH_GW_DIRECT, x, "direct", "gateway bench", RGB_PLAIN, NULL, s);
         x += put_bar(f, g, BENCH_GW_ONE, x, "1 gateway", "mbsc master", RGB_GATEWAY, &direct, s);
         x += put_bar(f, g, BENCH_GW_TWO, x, "2 gateways", "plain master", RGB_GATEWAY, &direct, s);
-        *gateways = 1;
+        b->gateways = 1;
     }
-    *bars = x;
+    b->x = x;
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void put_rtt_panel(FILE *f, const struct bench_ctx *ctx, const struct span *s, int bars,
-                          int gateways)
+static void put_rtt_panel(FILE *f, const struct bench_ctx *ctx, const struct span *s,
+                          const struct rtt_bars *b)
 {
     fputs("set title 'Modbus request round trip: read 10 holding registers over loopback "
           "(median bar, line up to p99; above: added to the baseline)'\n"
@@ -298,20 +306,23 @@ static void put_rtt_panel(FILE *f, const struct bench_ctx *ctx, const struct spa
           ": s\n",
           f);
     put_log_yrange(f, s, 4);
-    fprintf(f, "set xrange [-0.7:%d]\n", bars > 0 ? bars : 1);
-    if (gateways) {
+    fprintf(f, "set xrange [-0.7:%g]\n", b->x > 0 ? b->x - 0.3 : 1.0);
+    if (b->gateways) {
         fputs("set label 10 ", f);
         gp_string(f, ctx->gateway_note);
     } else {
         fputs("set label 10 'one and two gateways: run make bench-gateway, then make bench'", f);
     }
     fputs(" at graph 0.99, graph 0.84 right front\n", f);
-    if (bars == 0) {
+    /* Why the library's bars are missing (mbsc-bench without libmodbus,
+     * or the adapter could not run), where they would be. */
+    if (b->mbsc == 0) {
         fputs("set label 11 ", f);
         gp_string(f, ctx->rtt_note[0] ? ctx->rtt_note : "round trips not measured");
-        fputs(" at graph 0.5, graph 0.5 center front\n"
-              "plot NaN notitle\n",
-              f);
+        fputs(" at graph 0.5, graph 0.5 center front\n", f);
+    }
+    if (b->x == 0) {
+        fputs("plot NaN notitle\n", f);
     } else {
         fputs("set key inside top left horizontal Left reverse maxrows 2 samplen 2 box opaque\n"
               "plot 'rtt.dat' using 1:4:(0.7):6:xtic(strcol(2).\"\\n\".two(strcol(3))) with boxes "
@@ -328,7 +339,7 @@ static void put_rtt_panel(FILE *f, const struct bench_ctx *ctx, const struct spa
                 : ctx->rtt_path[0]                 ? "the path it picked"
                                                    : "default path",
                 RGB_PUMP);
-        if (gateways)
+        if (b->gateways)
             fprintf(f, ", \\\n     keyentry with boxes lc rgb '#%06x' title 'through mbsc-gateway'",
                     RGB_GATEWAY);
         fputc('\n', f);
@@ -412,12 +423,13 @@ int bench_plot_write(const struct bench_ctx *ctx, const struct bench_machine *m,
                      const char *png)
 {
     struct span tp = {0, 0}, lat = {0, 0}, rtt = {0, 0};
-    int bars = 0, gateways = 0, quick = strcmp(ctx->plan.name, "quick") == 0;
+    struct rtt_bars bars;
+    int quick = strcmp(ctx->plan.name, "quick") == 0;
     char title[400];
     FILE *f;
 
     if (write_throughput(ctx, dir, &tp) != 0 || write_latency(ctx, dir, &lat) != 0 ||
-        write_rtt(ctx, dir, &rtt, &bars, &gateways) != 0)
+        write_rtt(ctx, dir, &rtt, &bars) != 0)
         return -1;
     if ((f = open_in(dir, "plot.gp")) == NULL)
         return -1;
@@ -438,7 +450,7 @@ int bench_plot_write(const struct bench_ctx *ctx, const struct bench_machine *m,
     fputs(quick ? " textcolor rgb '#cc0000'\n" : "\n", f);
     /* The round trips across the top, the cipher panels side by side below. */
     fputs("set origin 0,0.47\nset size 1,0.47\n", f);
-    put_rtt_panel(f, ctx, &rtt, bars, gateways);
+    put_rtt_panel(f, ctx, &rtt, &bars);
     fputs("set origin 0,0\nset size 0.5,0.47\n", f);
     put_throughput_panel(f, ctx, &tp);
     fputs("set origin 0.5,0\nset size 0.5,0.47\n", f);
