@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check_bench_plot.c - what make bench's picture says (bench/plot_script.h)
- * and the gateway figures it reads (bench/gateway_csv.h).
+ * check_plot.c - what make bench's picture says (plot_script.h) and the
+ * gateway figures it reads (gateway_csv.h): a Check suite run by make check.
+ * It lives beside the bench, not in tests/, because the gateway bench
+ * already uses tests/'s harness: a test of the bench in tests/ would make
+ * the two directories a ring.
  *
  * The figures are made up (chosen to lie outside any fixed axis range) and
  * go into a bench context as the measuring groups would put them; the test
@@ -27,7 +30,6 @@
 #include "gateway_csv.h"
 #include "machine.h"
 #include "plot_script.h"
-#include "testutil.h"
 
 Suite *bench_plot_suite(void);
 
