@@ -68,7 +68,13 @@ struct bench_ctx {
     double timer_overhead_ns; /* subtracted from single-operation samples */
     char pin_desc[160];       /* how the measuring thread is pinned */
     char rtt_note[640];       /* why RTT rows are missing (a why line), or how they ran */
+    char rtt_path[16];        /* the path the cipher rows took ("sync"), "" if unknown */
     struct bench_results results;
+    /* Rows of make bench-gateway's CSV (--gateway-csv; gateway_csv.h), for
+     * the plot only: they come from another run, so they stay out of this
+     * run's tables and CSV.  gateway_note says where and when they came from. */
+    struct bench_results gateway;
+    char gateway_note[320];
 };
 
 /* Report a failure that makes the figures meaningless and exit 1 (util.c). */

@@ -6,7 +6,7 @@
 
 int bench_csv_write(const struct bench_results *r, FILE *f)
 {
-    fputs("cipher,metric,size_bytes,value,unit\n", f);
+    fputs(BENCH_CSV_HEADER "\n", f);
     for (size_t i = 0; i < r->n; i++) {
         const struct bench_row *row = &r->rows[i];
 

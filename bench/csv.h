@@ -13,6 +13,9 @@
 
 #include "results.h"
 
+/* The first line of every such file. */
+#define BENCH_CSV_HEADER "cipher,metric,size_bytes,value,unit"
+
 /* 0, or -1 if writing failed. */
 int bench_csv_write(const struct bench_results *r, FILE *f);
 

@@ -45,8 +45,6 @@
 #include "clock.h"
 #include "stats.h"
 
-const size_t bench_frame_sizes[BENCH_N_FRAME_SIZES] = {12, 260};
-
 /* MBAP header (transaction 1, protocol 0, length 6, unit 1) and PDU
  * "read holding registers": function 3, address 0, quantity 10. */
 static const uint8_t read_request[12] = {0x00, 0x01, 0x00, 0x00, 0x00, 0x06,

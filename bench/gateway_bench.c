@@ -22,7 +22,13 @@
  *
  * Timings on a shared machine are noisy: compare rows of one run, not runs.
  *
+ * With --csv FILE, the figures also go to FILE in mbsc-bench's long CSV
+ * format (bench/csv.h), one path per "cipher" (gateway-direct, gateway-one,
+ * gateway-two; "-compared" for --compare's): make bench reads it back for
+ * its plot (bench/gateway_csv.h).
+ *
  *   bench/mbsc-gateway-bench [--count N] [--seconds S] [--masters M] [--compare PATH]
+ *                            [--csv FILE]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -290,7 +296,7 @@ static void start_client(struct gwp *g, const char *program, const char *server)
 
 /* Requests per second with in_flight: the median over runs alternating between the programs. */
 static void throughput_rows(const char *const *programs, int n_prog, int plc_port, int m,
-                            int seconds, const char *in_flight)
+                            int seconds, const char *in_flight, FILE *csv)
 {
     double rps[2][THROUGHPUT_RUNS], med[2] = {0, 0};
     int run, k, failures[2] = {0, 0};
@@ -315,12 +321,20 @@ static void throughput_rows(const char *const *programs, int n_prog, int plc_por
     }
     if (n_prog == 2)
         printf("  --max-in-flight %s: this build / compared %.2f\n", in_flight, med[0] / med[1]);
+    for (k = 0; csv != NULL && k < n_prog; k++)
+        fprintf(csv, "gateway-one%s,rps_inflight_%s,,%.0f,requests/s\n", k == 0 ? "" : "-compared",
+                in_flight, med[k]);
 }
+
+/* The CSV names of the round-trip paths, in the order main() opens them. */
+static const char *const csv_names[] = {"gateway-direct", "gateway-one", "gateway-two",
+                                        "gateway-one-compared", "gateway-two-compared"};
 
 int main(int argc, char **argv)
 {
     int count = 2000, seconds = 2, m = 50, i, k, r, n_prog = 1, n_paths = 0;
-    const char *programs[2] = {"tools/mbsc-gateway", NULL};
+    const char *programs[2] = {"tools/mbsc-gateway", NULL}, *csv_path = NULL;
+    FILE *csv = NULL;
     struct plc plc[3]; /* the harness's PLC serves one connection: one for each path's server */
     struct gwp srv[2], cli[2];
     struct path paths[5];
@@ -329,7 +343,7 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i += 2) {
         if (i + 1 == argc)
             die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
-                "[--compare PATH]");
+                "[--compare PATH] [--csv FILE]");
         else if (strcmp(argv[i], "--count") == 0)
             count = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seconds") == 0)
@@ -338,14 +352,21 @@ int main(int argc, char **argv)
             m = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--compare") == 0 && n_prog == 1)
             programs[n_prog++] = argv[i + 1];
+        else if (strcmp(argv[i], "--csv") == 0)
+            csv_path = argv[i + 1];
         else
             die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
-                "[--compare PATH]");
+                "[--compare PATH] [--csv FILE]");
     }
     if (count < 100 || seconds < 1 || m < 1 || m > MAX_MASTERS ||
         (n_prog == 2 && programs[1][0] != '/'))
         die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
-            "[--compare /ABSOLUTE/PATH/mbsc-gateway]");
+            "[--compare /ABSOLUTE/PATH/mbsc-gateway] [--csv FILE]");
+    /* Opened before measuring: a wrong path fails at once, not after a minute. */
+    if (csv_path != NULL && (csv = fopen(csv_path, "w")) == NULL) {
+        fprintf(stderr, "mbsc-gateway-bench: cannot write %s: %s\n", csv_path, strerror(errno));
+        exit(2);
+    }
     if (sodium_init() < 0)
         die("sodium_init");
     signal(SIGPIPE, SIG_IGN);
@@ -416,8 +437,16 @@ int main(int argc, char **argv)
 
     printf("\n%d masters through one server gateway, %d s per run, the median of %d runs%s:\n", m,
            seconds, THROUGHPUT_RUNS, n_prog == 2 ? " of each, alternating" : "");
-    throughput_rows(programs, n_prog, plc[1].port, m, seconds, "1");
-    throughput_rows(programs, n_prog, plc[1].port, m, seconds, "8");
+    if (csv != NULL) {
+        fputs("cipher,metric,size_bytes,value,unit\n", csv);
+        for (i = 0; i < n_paths; i++)
+            fprintf(csv, "%s,rtt_us_p50,,%.6g,us\n%s,rtt_us_p99,,%.6g,us\n", csv_names[i],
+                    paths[i].median, csv_names[i], paths[i].p99);
+    }
+    throughput_rows(programs, n_prog, plc[1].port, m, seconds, "1", csv);
+    throughput_rows(programs, n_prog, plc[1].port, m, seconds, "8", csv);
+    if (csv != NULL && (ferror(csv) || fclose(csv) != 0))
+        die("error writing the CSV file");
 
     for (k = 0; k < 3; k++)
         plc_free(&plc[k]);

@@ -14,10 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "bench.h"
 #include "clock.h"
 #include "csv.h"
+#include "gateway_csv.h"
 #include "impls.h"
 #include "machine.h"
 #include "options.h"
@@ -77,6 +80,23 @@ static void close_output(FILE *f, const char *path)
         bench_fail("error writing %s", path);
 }
 
+/* The gateway bench's figures for the plot, read before measuring so that
+ * a wrong file fails at once; the note says which run they come from. */
+static void load_gateway_figures(struct bench_ctx *ctx, const char *path)
+{
+    char why[512], when[40] = "time unknown";
+    struct stat st;
+    struct tm tm;
+
+    if (bench_gateway_csv_read(path, &ctx->gateway, why, sizeof why) != 0) {
+        fprintf(stderr, "%s: --gateway-csv: %s\n", BENCH_PROG, why);
+        exit(2);
+    }
+    if (stat(path, &st) == 0 && gmtime_r(&st.st_mtime, &tm) != NULL)
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    snprintf(ctx->gateway_note, sizeof ctx->gateway_note, "gateways: make bench-gateway, %s", when);
+}
+
 /* Run one group, telling the user what is going on and how long it took. */
 static void run_group(struct bench_ctx *ctx, const char *what, void (*group)(struct bench_ctx *))
 {
@@ -117,6 +137,9 @@ int main(int argc, char **argv)
             ctx.ciphers[ctx.n_ciphers++] = mbsc_cipher_by_id(id);
     ctx.baselines = !selected_any || opt.only[MBSC_CIPHER_CHACHA20];
     bench_results_init(&ctx.results);
+    bench_results_init(&ctx.gateway);
+    if (opt.gateway_csv != NULL)
+        load_gateway_figures(&ctx, opt.gateway_csv);
 
     bench_machine_probe(&machine);
     bench_clock_init();
@@ -149,10 +172,18 @@ int main(int argc, char **argv)
         close_output(csv, opt.csv);
     }
     rc = 0;
-    if (opt.plot != NULL && bench_plot(&ctx, &machine, opt.plot) < 0)
-        rc = 1;
+    if (opt.plot != NULL) {
+        int plotted = bench_plot(&ctx, &machine, opt.plot);
+
+        if (plotted < 0)
+            rc = 1;
+        else if (plotted == 0)
+            fprintf(stderr, "%s: plot written to %s%s\n", BENCH_PROG, opt.plot,
+                    opt.gateway_csv != NULL ? " (gateway bars from --gateway-csv)" : "");
+    }
     fprintf(stderr, "%s: done in %.1f s\n", BENCH_PROG, (double)(bench_now_ns() - start) / 1e9);
     bench_cycles_close(&ctx.cycles);
     bench_results_free(&ctx.results);
+    bench_results_free(&ctx.gateway);
     return rc;
 }

@@ -20,7 +20,8 @@
 void bench_usage(FILE *f)
 {
     fputs("Usage: mbsc-bench [--quick] [--csv FILE] [--markdown FILE] [--plot FILE.png]\n"
-          "                  [--cpu-mhz N] [--only CIPHER,...] [--help] [--version]\n"
+          "                  [--gateway-csv FILE] [--cpu-mhz N] [--only CIPHER,...]\n"
+          "                  [--help] [--version]\n"
           "\n"
           "Measure mbsc's four stream ciphers and its secure channel on this machine:\n"
           "key setup, keystream throughput and cycles per byte (16 B to 1 MiB), per-frame\n"
@@ -32,7 +33,10 @@ void bench_usage(FILE *f)
           "  --quick            fewer repetitions, same rows (under 15 s)\n"
           "  --csv FILE         every figure as CSV: cipher,metric,size_bytes,value,unit\n"
           "  --markdown FILE    the tables as Markdown\n"
-          "  --plot FILE.png    throughput and latency charts (needs gnuplot)\n"
+          "  --plot FILE.png    the charts: Modbus round trips, throughput and latency\n"
+          "                     (needs gnuplot; make bench writes bench/mbsc-bench.png)\n"
+          "  --gateway-csv FILE add the round trips through one and two gateways to the\n"
+          "                     plot, from make bench-gateway's CSV (bench/gateway.csv)\n"
           "  --cpu-mhz N        core clock for cycles per byte when the perf cycle\n"
           "                     counter is unavailable (default: estimated)\n"
           "  --only LIST        measure only these ciphers (comma-separated: chacha20,\n"
@@ -107,8 +111,8 @@ static const char *value_of(int argc, char **argv, int *i, size_t name_len)
 
 int bench_parse_options(int argc, char **argv, struct bench_options *o)
 {
-    static const char *const with_value[] = {"--csv", "--markdown", "--plot", "--cpu-mhz",
-                                             "--only"};
+    static const char *const with_value[] = {"--csv",     "--markdown", "--plot",
+                                             "--cpu-mhz", "--only",     "--gateway-csv"};
 
     memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
@@ -150,6 +154,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
             o->markdown = val;
         else if (strcmp(opt, "--plot") == 0)
             o->plot = val;
+        else if (strcmp(opt, "--gateway-csv") == 0)
+            o->gateway_csv = val;
         else if (strcmp(opt, "--cpu-mhz") == 0) {
             if (parse_mhz(val, &o->cpu_mhz) != 0)
                 return 2;

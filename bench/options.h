@@ -12,6 +12,7 @@
 struct bench_options {
     int quick;
     const char *csv, *markdown, *plot; /* NULL: not wanted */
+    const char *gateway_csv;           /* NULL: no gateway figures in the plot */
     double cpu_mhz;                    /* 0: not given */
     int only[MBSC_CIPHER_COUNT + 1];   /* by wire id; all zero: every cipher */
 };

@@ -362,6 +362,7 @@ void bench_rtt(struct bench_ctx *ctx)
         int path = mbsc_modbus_probe_path(path_why, sizeof path_why);
 
         measure(ctx, tr, n);
+        snprintf(ctx->rtt_path, sizeof ctx->rtt_path, "%s", mbsc_modbus_path_name(path));
         snprintf(ctx->rtt_note, sizeof ctx->rtt_note,
                  "127.0.0.1, %u requests per transport, threads not pinned; cipher rows on the "
                  "%s path (%s), -pump rows forced onto the pump",

@@ -28,21 +28,6 @@
 #include "clock.h"
 #include "stats.h"
 
-const size_t bench_stream_sizes[BENCH_N_STREAM_SIZES] = {16, 64, 256, 1024, 8192, 1048576};
-
-size_t bench_stream_rows(const struct bench_ctx *ctx, const char **names)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < ctx->n_ciphers; i++)
-        names[n++] = mbsc_cipher_name(ctx->ciphers[i]);
-    if (ctx->baselines) {
-        names[n++] = BENCH_SODIUM_STREAM;
-        names[n++] = BENCH_SODIUM_AEAD;
-    }
-    return n;
-}
-
 enum subject_kind { KIND_MBSC, KIND_SODIUM_STREAM, KIND_SODIUM_AEAD };
 
 struct subject {
