@@ -3,7 +3,8 @@
 # run.sh BUILDDIR SRCDIR run SECONDS TARGET...   (make fuzz, make fuzz-long)
 # run.sh BUILDDIR SRCDIR mutant SECONDS frames   (make fuzz-mutant)
 #
-# run: each target in turn for SECONDS, from its checked-in seeds
+# run: each target for SECONDS, FUZZ_JOBS of them at a time (default 1;
+# each libFuzzer process uses one core), from its checked-in seeds
 # (SRCDIR/tests/fuzz/corpus/TARGET, read only) and the inputs earlier runs
 # found (BUILDDIR/fuzz-corpus/TARGET, where new ones are written).  Fails
 # if any target reports a crash, leak, sanitizer report or property
@@ -37,23 +38,41 @@ summary() { # summary LOG: the last status line and the final stats
 
 case $mode in
 run)
+    jobs=${FUZZ_JOBS:-1}
+    case $jobs in '' | *[!0-9]* | 0) echo "run.sh: FUZZ_JOBS must be a number of processes, 1 or more" >&2; exit 2 ;; esac
+    # one TARGET: libFuzzer on TARGET; its exit status goes to TARGET.rc so
+    # that a batch run in the background can be judged after wait.
+    one() {
+        mkdir -p "$build/fuzz-corpus/$1"
+        "$fuzzdir/fuzz_$1" -max_total_time="$seconds" -print_final_stats=1 -timeout=20 -rss_limit_mb=2048 \
+            -artifact_prefix="$build/fuzz-artifacts/$1-" \
+            "$build/fuzz-corpus/$1" "$src/tests/fuzz/corpus/$1" >"$build/fuzz-logs/$1.log" 2>&1
+        echo $? >"$build/fuzz-logs/$1.rc"
+    }
     failed=
-    for t in "$@"; do
-        bin=$fuzzdir/fuzz_$t
-        log=$build/fuzz-logs/$t.log
-        mkdir -p "$build/fuzz-corpus/$t"
-        echo "fuzz: $t for ${seconds}s"
-        "$bin" -max_total_time="$seconds" -print_final_stats=1 -timeout=20 -rss_limit_mb=2048 \
-            -artifact_prefix="$build/fuzz-artifacts/$t-" \
-            "$build/fuzz-corpus/$t" "$src/tests/fuzz/corpus/$t" >"$log" 2>&1
-        rc=$?
-        if [ "$rc" -ne 0 ]; then
-            echo "fuzz: $t FAILED (exit $rc); the end of $log:"
-            tail -n 40 "$log"
-            failed="$failed $t"
-        else
-            echo "fuzz: $t: $(summary "$log")"
-        fi
+    while [ $# -gt 0 ]; do
+        batch=
+        while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$jobs" ]; do
+            batch="$batch $1"
+            shift
+        done
+        for t in $batch; do
+            echo "fuzz: $t for ${seconds}s"
+            rm -f "$build/fuzz-logs/$t.rc"
+            one "$t" &
+        done
+        wait
+        for t in $batch; do
+            log=$build/fuzz-logs/$t.log
+            rc=$(cat "$build/fuzz-logs/$t.rc" 2>/dev/null || echo "unknown")
+            if [ "$rc" != 0 ]; then
+                echo "fuzz: $t FAILED (exit $rc); the end of $log:"
+                tail -n 40 "$log"
+                failed="$failed $t"
+            else
+                echo "fuzz: $t: $(summary "$log")"
+            fi
+        done
     done
     [ -z "$failed" ] || { echo "fuzz: failed:$failed"; exit 1; }
     ;;
