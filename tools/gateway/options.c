@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "serial_target.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024u)
 #define LINE_MAX_BYTES   1024u
@@ -141,6 +142,9 @@ static int set_option(struct gw_options *o, const struct option_def *d, const ch
             gw_log(GW_ERR, "out of memory");
             return -1;
         }
+        if (d->offset == offsetof(struct gw_options, upstream))
+            snprintf(o->upstream_where, sizeof o->upstream_where, "%s",
+                     strcmp(where, "command line") == 0 ? "--upstream" : where);
         return 0;
     case FLAG:
         if (value == NULL || strcmp(value, "yes") == 0 || strcmp(value, "true") == 0 ||
@@ -326,8 +330,18 @@ static int check_required(const struct gw_options *o)
                         : "");
         return -1;
     }
+    if (!server && gw_serial_target_is(o->upstream)) {
+        gw_log(GW_ERR,
+               "%s: a client gateway's upstream is a server gateway or an mbsc slave "
+               "(HOST:PORT); a serial line goes behind a server gateway: mbsc-gateway server "
+               "--upstream %s ...",
+               o->upstream_where, o->upstream);
+        return -1;
+    }
+    /* A serial line (rtu:...) is checked with the routes, where its place is known. */
     if (check_hostport("listen", o->listen) != 0 ||
-        (o->upstream != NULL && check_hostport("upstream", o->upstream) != 0))
+        (o->upstream != NULL && !(server && gw_serial_target_is(o->upstream)) &&
+         check_hostport("upstream", o->upstream) != 0))
         return -1;
     if (!server && o->routes.n > 0) {
         gw_log(GW_ERR,
@@ -452,7 +466,8 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
     if (o->upstream != NULL) {
         char why[GW_WHY_SIZE];
 
-        if (gw_route_set_default(&o->routes, o->upstream, "--upstream", why, sizeof why) != 0) {
+        if (gw_route_set_default(&o->routes, o->upstream, o->upstream_where, why, sizeof why) !=
+            0) {
             gw_log(GW_ERR, "%s", why);
             return GW_EX_USAGE;
         }

@@ -41,6 +41,7 @@ struct gw_options {
     /* Server: unit ids to PLCs (--route, route = ...), and --upstream as the default. */
     struct gw_route_table routes;
     int routes_from_command_line; /* --route given: the file's route lines are replaced */
+    char upstream_where[96];      /* where upstream was set ("gw.conf:3", "--upstream") */
 };
 
 /* Defaults, as documented in --help and docs/gateway.md. */

@@ -104,8 +104,7 @@ long gw_rtu_answer_length(const uint8_t *req, size_t req_len, const uint8_t *ans
     case MBSC_PDU_ANS_BITS:
     case MBSC_PDU_ANS_REGISTERS:
     case MBSC_PDU_ANS_COUNTED:
-    case MBSC_PDU_ANS_FILE_READ:
-        return have < head ? 0 : (long)(head + ans[2] + GW_RTU_CRC_BYTES);
+    case MBSC_PDU_ANS_FILE_READ: return have < head ? 0 : (long)(head + ans[2] + GW_RTU_CRC_BYTES);
     case MBSC_PDU_ANS_ECHO: return (long)(1u + req_len + GW_RTU_CRC_BYTES);
     case MBSC_PDU_ANS_ECHO_RANGE: return (long)(1u + 5u + GW_RTU_CRC_BYTES);
     case MBSC_PDU_ANS_FIXED: return (long)(1u + f->answer_bytes + GW_RTU_CRC_BYTES);
