@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "routing.h"
+#include "serial_target.h"
 #include "up_kinds.h"
 
 struct path {
@@ -74,6 +75,8 @@ static struct path *path_new(struct gw_routing *r, const char *target, char *why
     mc.max_queue = r->ps.max_queue;
     mc.timeout_ms = r->ps.request_timeout_ms;
     mc.unreachable_code = r->ps.unreachable_code;
+    /* A serial line reports a unit that does not answer once, not each request. */
+    mc.quiet_timeouts = gw_serial_target_is(target);
     p->mux = gw_mux_new(&mc, r->reply, r->user);
     p->tick = gw_timer_new(r->loop, on_tick, p);
     if (p->mux == NULL || p->tick == NULL) {
@@ -369,7 +372,7 @@ void gw_routing_status(const struct gw_routing *r, FILE *out)
     for (i = 0; i < r->set.n; i++) {
         const struct path *p = r->set.v[i];
         struct gw_mux_stats ms;
-        char kind[64];
+        char kind[768]; /* a serial line's settings, counters and last error */
         unsigned long long n = (unsigned long long)gw_upstream_connects(p->up);
 
         gw_mux_get_stats(p->mux, &ms);
