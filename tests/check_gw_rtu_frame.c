@@ -160,6 +160,24 @@ START_TEST(test_answer_lengths_of_spec_examples)
 }
 END_TEST
 
+/*
+ * The timers of the Serial Line specification, 2.5.1.1: t3.5 is 3.5
+ * character times (11 bits each in 8E1, 10 in 8N1) up to 19200 baud and
+ * 1.750 ms above.  The expected values are that arithmetic done by hand:
+ * 11 bits at 19200 baud take 572.916 us; 3.5 of them 2005.208 us.
+ */
+START_TEST(test_timers)
+{
+    ck_assert_int_eq(gw_rtu_char_ns(19200, 11), 572916);
+    ck_assert_int_eq(gw_rtu_char_ns(9600, 10), 1041666);
+    ck_assert_int_eq(gw_rtu_t35_ns(19200, 11), 2005208);
+    ck_assert_int_eq(gw_rtu_t35_ns(9600, 11), 4010416);
+    ck_assert_int_eq(gw_rtu_t35_ns(9600, 10), 3645833);
+    ck_assert_int_eq(gw_rtu_t35_ns(38400, 11), 1750000);
+    ck_assert_int_eq(gw_rtu_t35_ns(115200, 10), 1750000);
+}
+END_TEST
+
 Suite *gw_rtu_frame_suite(void)
 {
     Suite *s = suite_create("gw_rtu_frame");
@@ -168,6 +186,7 @@ Suite *gw_rtu_frame_suite(void)
     tcase_add_test(tc, test_crc_vectors);
     tcase_add_test(tc, test_adu_to_rtu_and_back);
     tcase_add_test(tc, test_answer_lengths_of_spec_examples);
+    tcase_add_test(tc, test_timers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -117,3 +117,16 @@ long gw_rtu_answer_length(const uint8_t *req, size_t req_len, const uint8_t *ans
     }
     return GW_RTU_ANSWER_UNKNOWN;
 }
+
+int64_t gw_rtu_char_ns(unsigned baud, unsigned bits)
+{
+    return baud == 0 ? 0 : (int64_t)bits * 1000000000 / (int64_t)baud;
+}
+
+int64_t gw_rtu_t35_ns(unsigned baud, unsigned bits)
+{
+    /* Above 19200 baud the timers would be too short for a host to keep (2.5.1.1). */
+    if (baud > 19200)
+        return 1750000;
+    return baud == 0 ? 0 : (int64_t)bits * 7 * 1000000000 / (2 * (int64_t)baud);
+}

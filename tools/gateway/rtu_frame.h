@@ -56,4 +56,17 @@ size_t gw_rtu_to_adu(const uint8_t *frame, size_t len, uint16_t tid, uint8_t *ou
  */
 long gw_rtu_answer_length(const uint8_t *req, size_t req_len, const uint8_t *ans, size_t have);
 
+/*
+ * The time one character takes on the wire, in nanoseconds, at baud with
+ * bits bits per character (start bit, 8 data bits, parity bit if any, stop
+ * bits: 11 with 8E1, 10 with 8N1).
+ */
+int64_t gw_rtu_char_ns(unsigned baud, unsigned bits);
+
+/*
+ * t3.5, the silence between two frames (2.5.1.1): 3.5 characters, and a
+ * fixed 1.75 ms above 19200 baud.
+ */
+int64_t gw_rtu_t35_ns(unsigned baud, unsigned bits);
+
 #endif /* MBSC_GATEWAY_RTU_FRAME_H */

@@ -87,9 +87,8 @@ static void compute_line(struct gw_up_rtu_state *r, const char *name, unsigned r
                                               : DEFAULT_TIMEOUT_MS;
     /* A character: start bit, 8 data bits, the parity bit if any, the stop bits (2.5.1). */
     bits = 1u + r->line.data_bits + (r->line.parity != 'N' ? 1u : 0u) + r->line.stop_bits;
-    r->char_ns = (int64_t)bits * 1000000000 / (int64_t)r->line.baud;
-    /* 2.5.1.1: above 19200 baud, fixed 1.75 ms. */
-    r->t35_ns = r->line.baud > 19200 ? 1750000 : r->char_ns * 7 / 2;
+    r->char_ns = gw_rtu_char_ns(r->line.baud, bits);
+    r->t35_ns = gw_rtu_t35_ns(r->line.baud, bits);
     r->gap_ns = r->t35_ns > GAP_MIN_NS ? r->t35_ns : GAP_MIN_NS;
 }
 
