@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "route.h"
 
@@ -151,6 +152,31 @@ START_TEST(test_serial_lines)
 }
 END_TEST
 
+/*
+ * A character device that is not a tty (/dev/null, of the class mem) is
+ * refused where the route is written, by its class in sysfs; without that
+ * entry (no sysfs here) the device is taken as a serial port, as a
+ * pseudo-terminal is, and the open says otherwise later.
+ */
+START_TEST(test_character_device_not_a_tty)
+{
+    char link[64];
+    int rc;
+
+    gw_route_table_init(&t);
+    rc = gw_route_add(&t, "9 rtu:/dev/null", ' ', "gw.conf:3", why, sizeof why);
+    if (readlink("/sys/dev/char/1:3/subsystem", link, sizeof link) > 0) {
+        ck_assert_int_eq(rc, -1);
+        ck_assert_msg(strstr(why, "gw.conf:3: rtu:/dev/null: /dev/null is not a serial port (a "
+                                  "character device of class mem); fix: name the serial "
+                                  "device") != NULL,
+                      "%s", why);
+    } else {
+        ck_assert_int_eq(rc, 0);
+    }
+}
+END_TEST
+
 START_TEST(test_too_many)
 {
     char spec[64];
@@ -175,6 +201,7 @@ Suite *gw_route_suite(void)
     tcase_add_loop_test(tc, test_refused, 0, (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, test_config_form);
     tcase_add_test(tc, test_serial_lines);
+    tcase_add_test(tc, test_character_device_not_a_tty);
     tcase_add_test(tc, test_too_many);
     suite_add_tcase(s, tc);
     return s;

@@ -577,12 +577,21 @@ START_TEST(t_port_in_use_names_holder)
 }
 END_TEST
 
+/*
+ * A device that is not a serial port is refused where the route is read
+ * (check_gw_route); one that appears only later, as something else, is
+ * refused when the gateway opens it.
+ */
 START_TEST(t_not_a_serial_port)
 {
     struct gwp g;
+    char upstream[300];
 
-    start_gateway(&g, "rtu:/dev/null");
-    ck_assert_msg(wait_log(&g, "/dev/null is not a serial port; fix: name the serial device"),
+    snprintf(upstream, sizeof upstream, "rtu:%s,19200,8N1", path_of("later"));
+    start_gateway(&g, upstream);
+    ck_assert_msg(wait_log(&g, "is the adapter plugged in?"), "log: %s", g.log);
+    ck_assert_int_eq(mkfifo(path_of("later"), 0600), 0);
+    ck_assert_msg(wait_log(&g, "later is not a serial port; fix: name the serial device"),
                   "log: %s", g.log);
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
 }

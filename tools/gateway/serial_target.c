@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
+#include <unistd.h>
 
 #include "serial_target.h"
 
@@ -177,10 +179,38 @@ static int parse_setting(struct gw_serial_target *t, const char *s, size_t len, 
     return -1;
 }
 
+/*
+ * Whether the character device st is of a class other than tty, by its
+ * sysfs entry (its class name into class): /dev/null is "mem".  Without an
+ * entry (a pseudo-terminal, a system without sysfs) it is taken as a tty:
+ * opening the device to ask would toggle its modem lines, which resets
+ * some devices.
+ */
+static int tty_class_other_than(const struct stat *st, char *class, size_t len)
+{
+    char path[96], link[256];
+    const char *base;
+    ssize_t n;
+
+    if (!S_ISCHR(st->st_mode))
+        return 0;
+    snprintf(path, sizeof path, "/sys/dev/char/%u:%u/subsystem", (unsigned)major(st->st_rdev),
+             (unsigned)minor(st->st_rdev));
+    n = readlink(path, link, sizeof link - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = '\0';
+    base = strrchr(link, '/');
+    base = base != NULL ? base + 1 : link;
+    snprintf(class, len, "%.*s", (int)len - 1, base);
+    return strcmp(base, "tty") != 0;
+}
+
 static int check_device(const struct gw_serial_target *t, const char *where, const char *target,
                         char *why, size_t why_len)
 {
     struct stat st;
+    char class[64];
 
     if (t->device[0] != '/') {
         snprintf(why, why_len,
@@ -200,6 +230,14 @@ static int check_device(const struct gw_serial_target *t, const char *where, con
                  : S_ISREG(st.st_mode) ? "a regular file"
                  : S_ISBLK(st.st_mode) ? "a block device"
                                        : "not a character device");
+        return -1;
+    }
+    if (stat(t->device, &st) == 0 && tty_class_other_than(&st, class, sizeof class)) {
+        snprintf(why, why_len,
+                 "%s: %s: %s is not a serial port (a character device of class %s); fix: name "
+                 "the serial device, e.g. /dev/ttyUSB0, /dev/ttyAMA0 or /dev/serial/by-id/... "
+                 "(ls /dev/serial/by-id/ lists the adapters)",
+                 where, target, t->device, class);
         return -1;
     }
     return 0;
