@@ -597,6 +597,24 @@ START_TEST(t_not_a_serial_port)
 }
 END_TEST
 
+/* A format the port does not take (parity on a pty) is named with the fix; nothing is sent. */
+START_TEST(t_format_refused)
+{
+    struct gwp g;
+    char upstream[300];
+
+    snprintf(upstream, sizeof upstream, "rtu:%s,19200,8E1", path_of("gw.tty"));
+    start_gateway(&g, upstream);
+    /* Refused by tcsetattr or seen on reading the settings back, as the kernel has it. */
+    ck_assert_msg(wait_log(&g, "baud 8E1 ("), "log: %s", g.log);
+    ck_assert_msg(wait_log(&g, "); fix: this is a pseudo-terminal, which has no parity: write the "
+                               "format with N"),
+                  "log: %s", g.log);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    ck_assert_uint_eq(dev_received(), 0);
+}
+END_TEST
+
 START_TEST(t_broadcast)
 {
     struct gwp g;
@@ -651,6 +669,7 @@ Suite *gw_rtu_suite(void)
     tcase_add_test(tc, t_unplugged_and_back);
     tcase_add_test(tc, t_port_in_use_names_holder);
     tcase_add_test(tc, t_not_a_serial_port);
+    tcase_add_test(tc, t_format_refused);
     tcase_add_test(tc, t_broadcast);
     suite_add_tcase(s, tc);
     return s;

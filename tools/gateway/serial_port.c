@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -118,6 +119,21 @@ static int open_failed(const char *dev, int err, char *why, size_t why_len)
     return -1;
 }
 
+/*
+ * The fix for settings the port refused.  Linux pseudo-terminals (major
+ * numbers 136 to 143: socat's, a virtual port's) have no parity bit.
+ */
+static const char *format_fix(int fd, const struct gw_serial_target *t)
+{
+    struct stat st;
+
+    if (t->parity != 'N' && fstat(fd, &st) == 0 && major(st.st_rdev) >= 136 &&
+        major(st.st_rdev) <= 143)
+        return "this is a pseudo-terminal, which has no parity: write the format with N (e.g. "
+               "8N1) on both ends";
+    return "a rate and format the adapter supports, the same as the devices'";
+}
+
 /* termios for t: raw 8-bit characters, t's rate, parity and stop bits, no flow control. */
 static int set_line(int fd, const struct gw_serial_target *t, char *why, size_t why_len)
 {
@@ -157,10 +173,9 @@ static int set_line(int fd, const struct gw_serial_target *t, char *why, size_t 
     tio.c_cc[VTIME] = 0;
     if (cfsetispeed(&tio, speed) != 0 || cfsetospeed(&tio, speed) != 0 ||
         tcsetattr(fd, TCSANOW, &tio) != 0) {
-        snprintf(why, why_len,
-                 "serial port %s refuses %u baud %u%c%u (%s); fix: a rate and format the adapter "
-                 "supports, the same as the devices'",
-                 t->device, t->baud, t->data_bits, t->parity, t->stop_bits, strerror(errno));
+        snprintf(why, why_len, "serial port %s refuses %u baud %u%c%u (%s); fix: %s", t->device,
+                 t->baud, t->data_bits, t->parity, t->stop_bits, strerror(errno),
+                 format_fix(fd, t));
         return -1;
     }
     /* Some drivers take what they cannot do without an error: read it back. */
@@ -168,9 +183,8 @@ static int set_line(int fd, const struct gw_serial_target *t, char *why, size_t 
         (back.c_cflag & (CSIZE | PARENB | PARODD | CSTOPB)) !=
             (tio.c_cflag & (CSIZE | PARENB | PARODD | CSTOPB))) {
         snprintf(why, why_len,
-                 "serial port %s did not take %u baud %u%c%u (it reports other settings); fix: "
-                 "a rate and format the adapter supports, the same as the devices'",
-                 t->device, t->baud, t->data_bits, t->parity, t->stop_bits);
+                 "serial port %s did not take %u baud %u%c%u (it reports other settings); fix: %s",
+                 t->device, t->baud, t->data_bits, t->parity, t->stop_bits, format_fix(fd, t));
         return -1;
     }
     return 0;
