@@ -615,6 +615,39 @@ START_TEST(t_format_refused)
 }
 END_TEST
 
+/*
+ * RS-485 mode on a port without it (a pty): rs485=yes goes on without it,
+ * said once; rs485=required refuses the port, with the fix.
+ */
+START_TEST(t_rs485_mode_missing)
+{
+    struct gwp g;
+    modbus_t *m;
+    uint16_t v;
+
+    start_gateway(&g, line_target(",rs485=yes"));
+    ck_assert_msg(wait_log(&g, "has no RS-485 mode (TIOCSRS485: "), "log: %s", g.log);
+    ck_assert(wait_log(&g, "going on without it, as rs485=yes allows"));
+    m = master(&g, 1);
+    ck_assert_int_eq(modbus_read_registers(m, 8, 1, &v), 1);
+    ck_assert_uint_eq(v, 0x1008);
+    modbus_close(m);
+    modbus_free(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+
+    start_gateway(&g, line_target(",rs485=required"));
+    ck_assert_msg(wait_log(&g, "has no RS-485 mode (TIOCSRS485: "), "log: %s", g.log);
+    ck_assert(wait_log(&g, ") and rs485=required; fix: rs485=yes to go on without it"));
+    m = master(&g, 1);
+    errno = 0;
+    ck_assert_int_eq(modbus_read_registers(m, 8, 1, &v), -1);
+    ck_assert_msg(errno == EMBXGPATH, "%s", modbus_strerror(errno));
+    modbus_close(m);
+    modbus_free(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(t_broadcast)
 {
     struct gwp g;
@@ -670,6 +703,7 @@ Suite *gw_rtu_suite(void)
     tcase_add_test(tc, t_port_in_use_names_holder);
     tcase_add_test(tc, t_not_a_serial_port);
     tcase_add_test(tc, t_format_refused);
+    tcase_add_test(tc, t_rs485_mode_missing);
     tcase_add_test(tc, t_broadcast);
     suite_add_tcase(s, tc);
     return s;
