@@ -4,6 +4,7 @@
  * what parses, what is refused with which message, and the lookup.
  */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 

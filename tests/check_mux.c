@@ -93,7 +93,7 @@ static void on_reply(void *user, uint64_t origin, const uint8_t *adu, size_t len
 
 static void mux_open(unsigned in_flight, unsigned queue, unsigned timeout_ms)
 {
-    struct gw_mux_config cfg = {in_flight, queue, timeout_ms, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE};
+    struct gw_mux_config cfg = {in_flight, queue, timeout_ms, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE, 0};
     struct gw_upstream_hooks h;
     unsigned i;
 

@@ -68,6 +68,7 @@
 #define DEFAULT_TIMEOUT_MS 1000u
 
 static void on_timer(void *data);
+static void line_warn(struct gw_upstream *u, const char *fmt, ...) GW_PRINTF(2, 3);
 
 /* r's settings and times from the target name (its one spelling) and the request timeout. */
 static void compute_line(struct gw_up_rtu_state *r, const char *name, unsigned request_timeout_ms)
