@@ -648,6 +648,73 @@ START_TEST(t_rs485_mode_missing)
 }
 END_TEST
 
+static void write_config(const char *route_line)
+{
+    FILE *f = fopen(path_of("gw.conf.tmp"), "w");
+
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "listen = 127.0.0.1:0\nkey = %s\nauthorized = %s\ncontrol = %s\n"
+            "request-timeout = 3000\nreconnect-max = 200\n%s\n",
+            path_of("gw.key"), path_of("allow.txt"), path_of("ctl"), route_line);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(rename(path_of("gw.conf.tmp"), path_of("gw.conf")), 0);
+}
+
+/*
+ * A reload that gives the line other settings closes the port and opens it
+ * again with them; one that removes the line's route closes it, and its
+ * units get 0A.
+ */
+START_TEST(t_reload_changes_and_removes_the_line)
+{
+    struct gwp g;
+    modbus_t *m;
+    uint16_t v;
+    char line[400], st[4096];
+    const char *args[] = {"server", "--config", path_of("gw.conf"), NULL};
+    long long end;
+    int rc;
+
+    snprintf(line, sizeof line, "route = 1 rtu:%s,19200,8N1,timeout=300", path_of("gw.tty"));
+    write_config(line);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    m = master(&g, 1);
+    ck_assert_int_eq(modbus_read_registers(m, 9, 1, &v), 1);
+    snprintf(line, sizeof line, "route = 1 rtu:%s,19200,8N1,timeout=400", path_of("gw.tty"));
+    write_config(line);
+    kill(g.pid, SIGHUP);
+    ck_assert_msg(wait_log(&g, "reloaded:"), "log: %s", g.log);
+    ck_assert(wait_log(&g, "answer timeout 400 ms"));
+    end = tu_now_ms() + WAIT_MS;
+    while ((rc = modbus_read_registers(m, 9, 1, &v)) != 1 && errno == EMBXGPATH &&
+           tu_now_ms() < end)
+        poll(NULL, 0, 50);
+    ck_assert_msg(rc == 1, "%s; log: %s", modbus_strerror(errno), g.log);
+    ck_assert_uint_eq(v, 0x1009);
+    status(st, sizeof st);
+    ck_assert_msg(strstr(st, "answer timeout 400 ms; requests 1, answers 1,") != NULL, "status: %s",
+                  st);
+    write_config("route = 2 10.0.0.1:502");
+    kill(g.pid, SIGHUP);
+    ck_assert_msg(wait_log(&g, "reloaded:"), "log: %s", g.log);
+    errno = 0;
+    ck_assert_int_eq(modbus_read_registers(m, 9, 1, &v), -1);
+    ck_assert_msg(errno == EMBXGPATH, "%s", modbus_strerror(errno));
+    /* The port is free again: another program may take it. */
+    {
+        int fd = open(path_of("gw.tty"), O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+        close(fd);
+    }
+    modbus_close(m);
+    modbus_free(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(t_broadcast)
 {
     struct gwp g;
@@ -704,6 +771,7 @@ Suite *gw_rtu_suite(void)
     tcase_add_test(tc, t_not_a_serial_port);
     tcase_add_test(tc, t_format_refused);
     tcase_add_test(tc, t_rs485_mode_missing);
+    tcase_add_test(tc, t_reload_changes_and_removes_the_line);
     tcase_add_test(tc, t_broadcast);
     suite_add_tcase(s, tc);
     return s;
