@@ -168,6 +168,30 @@ START_TEST(t_upstream_fails_one_request)
 }
 END_TEST
 
+/* An upstream that stays away is logged once, then counted until it connects. */
+START_TEST(t_unreachable_logged_once)
+{
+    unsigned before;
+
+    mux_open(1, 16, 1000);
+    fake_up_down(&up, 0);
+    ck_assert_ptr_nonnull(strstr(fake_log_last, "unreachable: the test refused it"));
+    before = fake_log_lines;
+    fake_up_down(&up, 0);
+    fake_up_down(&up, 0);
+    ck_assert_uint_eq(fake_log_lines, before);
+    fake_up_ready(&up);
+    ck_assert_msg(strstr(fake_log_last, "connected, after 2 more failed attempts like the last "
+                                        "one") != NULL,
+                  "%s", fake_log_last);
+    /* Once connected, the next failure is said again. */
+    fake_up_down(&up, 1);
+    fake_up_down(&up, 0);
+    ck_assert_ptr_nonnull(strstr(fake_log_last, "unreachable: the test refused it"));
+    mux_close();
+}
+END_TEST
+
 START_TEST(t_late_answer_reaches_nobody)
 {
     struct gw_mux_stats st;
@@ -418,6 +442,7 @@ Suite *mux_suite(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_upstream_fails_one_request);
+    tcase_add_test(tc, t_unreachable_logged_once);
     tcase_add_test(tc, t_late_answer_reaches_nobody);
     tcase_add_test(tc, t_ids_used_up_reconnect);
     tcase_add_test(tc, t_late_answers_logged_once_per_interval);

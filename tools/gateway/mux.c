@@ -49,6 +49,7 @@
  * made from reply see depth > 0: they change queues and the outbox only,
  * and what they answer is delivered by the same outermost call.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,8 @@ struct gw_mux {
     int64_t now_ns;                /* the latest time a caller gave */
     int64_t drop_log_at;           /* no line about a dropped answer before this */
     uint64_t drop_unlogged;        /* dropped since the last such line */
+    char down_why[256];            /* why the last attempt to connect failed, as logged */
+    uint64_t down_again;           /* attempts since that failed alike, not logged */
     struct gw_mux_stats st;
 };
 
@@ -701,7 +704,13 @@ static void on_up(void *user)
     struct gw_mux *m = user;
 
     enter(m);
-    gw_log(GW_INFO, "upstream %s connected", up_name(m));
+    if (m->down_again > 0)
+        gw_log(GW_INFO, "upstream %s connected, after %llu more failed attempts like the last one",
+               up_name(m), (unsigned long long)m->down_again);
+    else
+        gw_log(GW_INFO, "upstream %s connected", up_name(m));
+    m->down_why[0] = '\0';
+    m->down_again = 0;
     pump(m);
     leave(m);
 }
@@ -794,8 +803,27 @@ static void on_down(void *user, int was_ready, const char *why)
     memset(m->tid_taken, 0, sizeof m->tid_taken);
     if (was_ready) {
         gw_log(GW_WARN, "upstream %s lost: %s; reconnecting", up_name(m), why);
+        m->down_why[0] = '\0';
+        m->down_again = 0;
     } else {
-        gw_log(GW_WARN, "upstream %s unreachable: %s", up_name(m), why);
+        /*
+         * An upstream that stays away (a PLC switched off, an adapter
+         * unplugged) fails every attempt alike: said once, then counted,
+         * and the count told when the reason changes or it connects.
+         */
+        if (strncmp(why, m->down_why, sizeof m->down_why - 1) == 0) {
+            m->down_again++;
+        } else {
+            if (m->down_again > 0)
+                gw_log(GW_WARN,
+                       "upstream %s unreachable: %s (after %llu more attempts that "
+                       "failed like the last one)",
+                       up_name(m), why, (unsigned long long)m->down_again);
+            else
+                gw_log(GW_WARN, "upstream %s unreachable: %s", up_name(m), why);
+            snprintf(m->down_why, sizeof m->down_why, "%.*s", (int)sizeof m->down_why - 1, why);
+            m->down_again = 0;
+        }
         fail_queued(m, m->cfg.unreachable_code);
     }
     leave(m);
