@@ -597,6 +597,41 @@ START_TEST(t_not_a_serial_port)
 }
 END_TEST
 
+/*
+ * A port the gateway's user may not open: named with the port's group and
+ * the fix.  Root opens any port, so as root the gateway runs as nobody
+ * (setpriv, in front of $TEST_RUNNER); otherwise the pty is made
+ * unreadable.
+ */
+START_TEST(t_no_permission)
+{
+    struct gwp g;
+    char upstream[300], runner[512];
+    const char *old = getenv("TEST_RUNNER");
+    const char *args[] = {
+        "server", "--listen",        "127.0.0.1:0",  "--upstream",         upstream,
+        "--key",  path_of("gw.key"), "--authorized", path_of("allow.txt"), NULL};
+
+    snprintf(upstream, sizeof upstream, "rtu:%s,19200,8N1", path_of("gw.tty"));
+    if (geteuid() == 0) {
+        ck_assert_int_eq(chown(path_of("gw.key"), 65534, 65534), 0);
+        ck_assert_int_eq(chmod(dir, 0711), 0);
+        ck_assert_int_eq(chmod(run_dir, 0711), 0);
+        snprintf(runner, sizeof runner, "setpriv --reuid=65534 --regid=65534 --clear-groups %s",
+                 old != NULL ? old : "");
+        ck_assert_int_eq(setenv("TEST_RUNNER", runner, 1), 0);
+    } else {
+        ck_assert_int_eq(chmod(path_of("gw.tty"), 0), 0);
+    }
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    ck_assert_msg(wait_log(&g, "Permission denied: the gateway's user may not use it; fix: add "
+                               "the user to the port's group "),
+                  "log: %s", g.log);
+    ck_assert(wait_log(&g, "then restart the gateway), or SupplementaryGroups="));
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 /* A format the port does not take (parity on a pty) is named with the fix; nothing is sent. */
 START_TEST(t_format_refused)
 {
@@ -770,6 +805,7 @@ Suite *gw_rtu_suite(void)
     tcase_add_test(tc, t_port_in_use_names_holder);
     tcase_add_test(tc, t_not_a_serial_port);
     tcase_add_test(tc, t_format_refused);
+    tcase_add_test(tc, t_no_permission);
     tcase_add_test(tc, t_rs485_mode_missing);
     tcase_add_test(tc, t_reload_changes_and_removes_the_line);
     tcase_add_test(tc, t_broadcast);

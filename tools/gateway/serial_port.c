@@ -98,19 +98,20 @@ static int open_failed(const char *dev, int err, char *why, size_t why_len)
                  "them; the gateway keeps trying)",
                  dev, strerror(err));
     } else if (err == EACCES || err == EPERM) {
-        char group[64] = "its group";
+        /* Serial ports belong to the group dialout on Debian; name the port's own. */
+        char group[64] = "dialout";
 
         if (stat(dev, &st) == 0) {
             struct group *g = getgrgid(st.st_gid);
 
             if (g != NULL)
-                snprintf(group, sizeof group, "group %s", g->gr_name);
+                snprintf(group, sizeof group, "%.*s", (int)sizeof group - 1, g->gr_name);
         }
         snprintf(why, why_len,
                  "serial port %s: %s: the gateway's user may not use it; fix: add the user to "
-                 "%s (usermod -aG dialout mbsc, then restart), or SupplementaryGroups=dialout "
-                 "in the systemd unit",
-                 dev, strerror(err), group);
+                 "the port's group %s (usermod -aG %s USER, then restart the gateway), or "
+                 "SupplementaryGroups=%s in its systemd unit",
+                 dev, strerror(err), group, group, group);
     } else if (err == EBUSY) {
         return port_taken(dev, why, why_len);
     } else {
