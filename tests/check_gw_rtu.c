@@ -106,7 +106,7 @@ static void line_unplug(void)
 /* ---- the device: libmodbus's RTU server on the far end -------------------------- */
 
 /* What the device does with the next requests (fault_left of them), then DEV_OK again. */
-enum dev_fault { DEV_OK = 0, DEV_SILENT, DEV_LATE, DEV_BAD_CRC };
+enum dev_fault { DEV_OK = 0, DEV_SILENT, DEV_LATE, DEV_BAD_CRC, DEV_USER_FUNCTION };
 
 static struct dev {
     modbus_t *ctx;
@@ -119,6 +119,20 @@ static struct dev {
     unsigned received;    /* requests for unit 1 and broadcasts (under mu) */
     int running;
 } dev;
+
+/*
+ * An answer to a function of the user-defined range (0x41), four bytes of
+ * data: nothing in the frame says where it ends, only the silence after it.
+ */
+static void answer_user_function(const uint8_t *q)
+{
+    uint8_t a[8] = {q[0], q[1], 0xDE, 0xAD, 0xBE, 0xEF, 0, 0};
+    uint16_t crc = gw_rtu_crc16(a, 6);
+
+    a[6] = (uint8_t)crc;
+    a[7] = (uint8_t)(crc >> 8);
+    ck_assert_int_eq(write(modbus_get_socket(dev.ctx), a, sizeof a), (ssize_t)sizeof a);
+}
 
 /* The map changes under mu: the test reads it from its own thread. */
 static void dev_reply(const uint8_t *q, int len)
@@ -195,6 +209,7 @@ static void *dev_main(void *arg)
             dev_reply(q, rc);
             break;
         case DEV_BAD_CRC: answer_bad_crc(q); break;
+        case DEV_USER_FUNCTION: answer_user_function(q); break;
         case DEV_OK: dev_reply(q, rc); break;
         }
     }
@@ -650,6 +665,38 @@ START_TEST(t_format_refused)
 }
 END_TEST
 
+/* An answer whose frame does not tell its length is taken after the silence that ends it. */
+START_TEST(t_answer_ended_by_silence)
+{
+    struct gwp g;
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    const uint8_t req[8] = {0x12, 0x34, 0, 0, 0, 2, 1, 0x41};
+    uint8_t got[MBSC_ADU_MAX];
+    const uint8_t want[5] = {0x41, 0xDE, 0xAD, 0xBE, 0xEF};
+    size_t n = 0;
+    mbsc_conn *c = NULL;
+    char why[256];
+
+    start_gateway(&g, line_target(""));
+    dev_set_fault(DEV_USER_FUNCTION, 1);
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_int_eq(mbsc_config_set_keypair(cfg, &master_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_peer_public_key(cfg, gw_kp.public_key), MBSC_OK);
+    ck_assert_msg(mbsc_connect(g.addr, cfg, WAIT_MS, &c, why, sizeof why) == MBSC_OK,
+                  "connect %s: %s", g.addr, why);
+    mbsc_config_free(cfg);
+    ck_assert_int_eq(mbsc_conn_send(c, req, sizeof req, WAIT_MS), MBSC_OK);
+    ck_assert_int_eq(mbsc_conn_recv(c, got, sizeof got, &n, WAIT_MS), MBSC_OK);
+    mbsc_conn_close(c);
+    ck_assert_uint_eq(n, 7 + sizeof want);
+    ck_assert_uint_eq(got[0] << 8 | got[1], 0x1234);
+    ck_assert_uint_eq(got[6], 1);
+    ck_assert_msg(memcmp(got + 7, want, sizeof want) == 0, "answer %02x %02x %02x", got[7], got[8],
+                  got[9]);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+}
+END_TEST
+
 /*
  * RS-485 mode on a port without it (a pty): rs485=yes goes on without it,
  * said once; rs485=required refuses the port, with the fix.
@@ -801,6 +848,7 @@ Suite *gw_rtu_suite(void)
     tcase_add_test(tc, t_silent_unit_reported_once);
     tcase_add_test(tc, t_bad_crc_answered_0b);
     tcase_add_test(tc, t_late_answer_discarded);
+    tcase_add_test(tc, t_answer_ended_by_silence);
     tcase_add_test(tc, t_unplugged_and_back);
     tcase_add_test(tc, t_port_in_use_names_holder);
     tcase_add_test(tc, t_not_a_serial_port);

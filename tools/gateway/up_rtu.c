@@ -501,16 +501,21 @@ static void on_timer(void *data)
     case GW_RTU_SENDING:
         port_lost(u, "the request could not be written within the answer timeout", 0);
         return;
-    case GW_RTU_WAITING:
-        if (r->in_len > 0 && now >= r->last_rx_ns + r->gap_ns &&
-            gw_rtu_answer_length(r->req + 1, r->req_len - 1 - GW_RTU_CRC_BYTES, r->in, r->in_len) ==
-                GW_RTU_ANSWER_UNKNOWN)
+    case GW_RTU_WAITING: {
+        /* An answer whose frame does not tell its length ends with the gap's silence. */
+        int by_silence =
+            r->in_len > 0 && gw_rtu_answer_length(r->req + 1, r->req_len - 1 - GW_RTU_CRC_BYTES,
+                                                  r->in, r->in_len) == GW_RTU_ANSWER_UNKNOWN;
+        int64_t end = r->last_rx_ns + r->gap_ns;
+
+        if (by_silence && now >= end)
             take_answer(u, r->in_len);
         else if (now >= r->due_ns)
             timed_out(u);
         else
-            gw_timer_at(r->timer, r->due_ns);
+            gw_timer_at(r->timer, by_silence && end < r->due_ns ? end : r->due_ns);
         return;
+    }
     case GW_RTU_BROADCAST: broadcast_done(u); return;
     case GW_RTU_REST:
         if (now < r->rest_ns) {
