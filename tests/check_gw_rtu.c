@@ -613,25 +613,28 @@ START_TEST(t_not_a_serial_port)
 END_TEST
 
 /*
- * A port the gateway's user may not open: named with the port's group and
- * the fix.  Root opens any port, so as root the gateway runs as nobody
+ * A port the gateway's user may not open is named with the fix: a udev
+ * rule when only its owner may use it, the port's group when that group
+ * may.  Root opens any port, so as root the gateway runs as nobody
  * (setpriv, in front of $TEST_RUNNER); otherwise the pty is made
- * unreadable.
+ * unreadable, and only the first case is seen.
  */
 START_TEST(t_no_permission)
 {
     struct gwp g;
-    char upstream[300], runner[512];
+    char upstream[300], runner[512], needle[128];
     const char *old = getenv("TEST_RUNNER");
     const char *args[] = {
         "server", "--listen",        "127.0.0.1:0",  "--upstream",         upstream,
         "--key",  path_of("gw.key"), "--authorized", path_of("allow.txt"), NULL};
+    int root = geteuid() == 0;
 
     snprintf(upstream, sizeof upstream, "rtu:%s,19200,8N1", path_of("gw.tty"));
-    if (geteuid() == 0) {
+    if (root) {
         ck_assert_int_eq(chown(path_of("gw.key"), 65534, 65534), 0);
         ck_assert_int_eq(chmod(dir, 0711), 0);
         ck_assert_int_eq(chmod(run_dir, 0711), 0);
+        ck_assert_int_eq(chmod(path_of("gw.tty"), 0600), 0);
         snprintf(runner, sizeof runner, "setpriv --reuid=65534 --regid=65534 --clear-groups %s",
                  old != NULL ? old : "");
         ck_assert_int_eq(setenv("TEST_RUNNER", runner, 1), 0);
@@ -639,10 +642,19 @@ START_TEST(t_no_permission)
         ck_assert_int_eq(chmod(path_of("gw.tty"), 0), 0);
     }
     ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
-    ck_assert_msg(wait_log(&g, "Permission denied: the gateway's user may not use it; fix: add "
-                               "the user to the port's group "),
-                  "log: %s", g.log);
-    ck_assert(wait_log(&g, "then restart the gateway), or SupplementaryGroups="));
+    snprintf(needle, sizeof needle, "Permission denied: the port is mode %s, so only its owner",
+             root ? "600" : "000");
+    ck_assert_msg(wait_log(&g, needle), "log: %s", g.log);
+    ck_assert(wait_log(&g, "fix: a udev rule that gives it to the group dialout with mode 0660"));
+    if (root) {
+        /* Its group may use it now (gid 20: dialout on Debian), and nobody is not in it. */
+        ck_assert_int_eq(chown(path_of("gw.tty"), 0, 20), 0);
+        ck_assert_int_eq(chmod(path_of("gw.tty"), 0660), 0);
+        ck_assert_msg(wait_log(&g, "Permission denied: the gateway's user may not use it; fix: "
+                                   "add the user to the port's group "),
+                      "log: %s", g.log);
+        ck_assert(wait_log(&g, "then restart the gateway), or SupplementaryGroups="));
+    }
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
 }
 END_TEST

@@ -97,6 +97,14 @@ static int open_failed(const char *dev, int err, char *why, size_t why_len)
                  "serial port %s: %s: is the adapter plugged in? (ls /dev/serial/by-id/ lists "
                  "them; the gateway keeps trying)",
                  dev, strerror(err));
+    } else if ((err == EACCES || err == EPERM) && stat(dev, &st) == 0 &&
+               (st.st_mode & 060) != 060) {
+        /* Not even its group may use it: a group to join would not help. */
+        snprintf(why, why_len,
+                 "serial port %s: %s: the port is mode %03o, so only its owner (uid %lu) may "
+                 "use it; fix: a udev rule that gives it to the group dialout with mode 0660 "
+                 "(GROUP=\"dialout\", MODE=\"0660\"), and the gateway's user in that group",
+                 dev, strerror(err), (unsigned)st.st_mode & 0777u, (unsigned long)st.st_uid);
     } else if (err == EACCES || err == EPERM) {
         /* Serial ports belong to the group dialout on Debian; name the port's own. */
         char group[64] = "dialout";
