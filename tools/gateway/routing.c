@@ -354,11 +354,12 @@ void gw_routing_set_config(struct gw_routing *r, const mbsc_config *cfg)
         gw_upstream_set_config(r->set.v[i]->up, cfg);
 }
 
-static const char *state_name(enum gw_up_state s)
+/* The state in words; a serial port is opened, not connected. */
+static const char *state_name(enum gw_up_state s, int serial)
 {
     switch (s) {
-    case GW_UP_READY: return "connected";
-    case GW_UP_CONNECTING: return "connecting";
+    case GW_UP_READY: return serial ? "open" : "connected";
+    case GW_UP_CONNECTING: return serial ? "opening" : "connecting";
     case GW_UP_BACKOFF: return "unreachable";
     case GW_UP_IDLE: break;
     }
@@ -374,6 +375,7 @@ void gw_routing_status(const struct gw_routing *r, FILE *out)
         struct gw_mux_stats ms;
         char kind[768]; /* a serial line's settings, counters and last error */
         unsigned long long n = (unsigned long long)gw_upstream_connects(p->up);
+        int serial = gw_serial_target_is(p->target);
 
         gw_mux_get_stats(p->mux, &ms);
         gw_upstream_describe(p->up, kind, sizeof kind);
@@ -383,9 +385,10 @@ void gw_routing_status(const struct gw_routing *r, FILE *out)
         else
             fprintf(out, "route %s %s", p->units, p->target);
         fprintf(out,
-                " (%s) %s (%llu connection%s); forwarded %llu, answered %llu, timed out %llu, "
+                " (%s) %s (%llu %s%s); forwarded %llu, answered %llu, timed out %llu, "
                 "unreachable %llu, busy %llu, dropped answers %llu (late %llu)\n",
-                kind, state_name(gw_upstream_state(p->up)), n, n == 1 ? "" : "s",
+                kind, state_name(gw_upstream_state(p->up), serial), n,
+                serial ? "opening" : "connection", n == 1 ? "" : "s",
                 (unsigned long long)ms.forwarded, (unsigned long long)ms.answered,
                 (unsigned long long)ms.timed_out, (unsigned long long)ms.unreachable,
                 (unsigned long long)ms.busy, (unsigned long long)ms.dropped,
