@@ -20,6 +20,14 @@
  * per second in alternating runs, so that what the machine does meanwhile
  * falls on both alike.
  *
+ * Then a serial line (when socat is installed): a pty pair made by socat,
+ * libmodbus's RTU server in a thread on one end, and one request at a time
+ * at 19200 and 115200 baud 8N1, straight from a libmodbus RTU master and
+ * through a server gateway (mbsc master -> server gw -> rtu:...), beside
+ * the time the two frames would take on a real wire (their bits at that
+ * rate, plus t3.5 after each).  A pty moves bytes at once whatever its
+ * rate, so the rows show what the gateway adds, not the wire.
+ *
  * Timings on a shared machine are noisy: compare rows of one run, not runs.
  *
  * With --csv FILE, the figures also go to FILE in mbsc-bench's long CSV
@@ -29,6 +37,7 @@
  *
  *   bench/mbsc-gateway-bench [--count N] [--seconds S] [--masters M] [--compare PATH]
  *                            [--csv FILE]
+ *                            [--serial]   (the serial line rows only)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,7 +45,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -326,13 +338,166 @@ static void throughput_rows(const char *const *programs, int n_prog, int plc_por
                 in_flight, med[k]);
 }
 
+/* ---- a serial line: socat's pty pair, libmodbus's RTU server in a thread ---- */
+
+struct rtu_line {
+    pid_t socat;
+    char gw_end[128], dev_end[128];
+    modbus_t *dev;
+    modbus_mapping_t *map;
+    pthread_t th;
+    int stop[2];
+};
+
+static void *rtu_dev_main(void *arg)
+{
+    struct rtu_line *l = arg;
+
+    for (;;) {
+        uint8_t q[MODBUS_RTU_MAX_ADU_LENGTH];
+        struct pollfd pfd[2] = {{modbus_get_socket(l->dev), POLLIN, 0}, {l->stop[0], POLLIN, 0}};
+        int rc;
+
+        if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (pfd[1].revents != 0 || (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL)))
+            break;
+        if (!(pfd[0].revents & POLLIN))
+            continue;
+        rc = modbus_receive(l->dev, q);
+        if (rc > 0)
+            modbus_reply(l->dev, q, rc, l->map);
+    }
+    return NULL;
+}
+
+/* A pty pair named NAME-gw and NAME-dev, the device (unit 1, 8N1) on NAME-dev. */
+static void rtu_line_up(struct rtu_line *l, const char *name, int baud)
+{
+    char a[200], b[200];
+    struct stat st;
+    double end = now_us() + 10e6;
+
+    snprintf(l->gw_end, sizeof l->gw_end, "%s-gw", path_of(name));
+    snprintf(l->dev_end, sizeof l->dev_end, "%s-dev", path_of(name));
+    snprintf(a, sizeof a, "pty,raw,echo=0,link=%s", l->gw_end);
+    snprintf(b, sizeof b, "pty,raw,echo=0,link=%s", l->dev_end);
+    l->socat = fork();
+    if (l->socat < 0)
+        die("fork");
+    if (l->socat == 0) {
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the bench */
+        execlp("socat", "socat", a, b, (char *)NULL);
+        _exit(127);
+    }
+    while (stat(l->gw_end, &st) != 0 || stat(l->dev_end, &st) != 0) {
+        if (now_us() > end)
+            die("socat made no pty pair");
+        poll(NULL, 0, 10);
+    }
+    l->map = modbus_mapping_new(0, 0, 100, 0);
+    /* A pty has no parity: 8N1 on both ends. */
+    l->dev = modbus_new_rtu(l->dev_end, baud, 'N', 8, 1);
+    if (l->map == NULL || l->dev == NULL || modbus_set_slave(l->dev, 1) != 0 ||
+        modbus_connect(l->dev) != 0 || pipe(l->stop) != 0 ||
+        pthread_create(&l->th, NULL, rtu_dev_main, l) != 0)
+        die("the RTU device did not start");
+}
+
+static void rtu_line_down(struct rtu_line *l)
+{
+    int st;
+
+    (void)!write(l->stop[1], "s", 1);
+    pthread_join(l->th, NULL);
+    close(l->stop[0]);
+    close(l->stop[1]);
+    modbus_close(l->dev);
+    modbus_free(l->dev);
+    modbus_mapping_free(l->map);
+    kill(l->socat, SIGTERM);
+    waitpid(l->socat, &st, 0);
+}
+
+static modbus_t *rtu_master(const char *dev, int baud)
+{
+    modbus_t *ctx = modbus_new_rtu(dev, baud, 'N', 8, 1);
+
+    if (ctx == NULL || modbus_set_slave(ctx, 1) != 0 || modbus_connect(ctx) != 0)
+        die("the RTU master did not start");
+    modbus_set_response_timeout(ctx, 5, 0);
+    return ctx;
+}
+
+/* The rows of one rate: straight to the device, and through a server gateway. */
+static void serial_rows(int baud, int count)
+{
+    struct rtu_line direct, behind;
+    struct path p[2];
+    struct gwp srv;
+    char route[200];
+    const char *args[] = {
+        "server",          "--listen",     "127.0.0.1:0",        "--route", route, "--key",
+        path_of("gw.key"), "--authorized", path_of("allow.txt"), NULL};
+    /* Read 10 registers: a request of 8 bytes and an answer of 25; 10 bits a character in 8N1. */
+    double char_us = 10e6 / baud, t35_us = baud > 19200 ? 1750 : 3.5 * char_us;
+    double wire_us = (8 + 25) * char_us + 2 * t35_us;
+    modbus_t *m;
+    int r, i;
+
+    rtu_line_up(&direct, "direct", baud);
+    rtu_line_up(&behind, "behind", baud);
+    snprintf(route, sizeof route, "1=rtu:%s,%d,8N1", behind.gw_end, baud);
+    gw_program = "tools/mbsc-gateway";
+    if (!gw_spawn(&srv, args))
+        die("the serial gateway did not start");
+    path_open(&p[0], "direct (libmodbus RTU master on a pty)", rtu_master(direct.gw_end, baud),
+              count);
+    m = secure(srv.addr, &masters_kp[0]);
+    if (modbus_set_slave(m, 1) != 0)
+        die("unit 1");
+    path_open(&p[1], "one gateway (mbsc master -> server gw -> pty)", m, count);
+    for (r = 0; r < ROUNDS; r++)
+        for (i = 0; i < 2; i++)
+            path_round(&p[i], count / ROUNDS);
+    for (i = 0; i < 2; i++)
+        path_done(&p[i]);
+    (void)gw_finish(&srv, SIGTERM);
+    modbus_close(p[0].ctx);
+    modbus_free(p[0].ctx);
+    mbsc_modbus_close(p[1].ctx);
+    rtu_line_down(&direct);
+    rtu_line_down(&behind);
+    printf("  %d baud 8N1: the frames on a real wire %.0f us (33 characters %.0f us, t3.5 %.0f "
+           "us after each)\n",
+           baud, wire_us, 33 * char_us, t35_us);
+    for (i = 0; i < 2; i++)
+        printf("  %-58s %10.1f %10.1f %12.1f\n", p[i].name, p[i].median, p[i].p99,
+               p[i].median - p[0].median);
+}
+
+static void serial_section(int count)
+{
+    if (system("socat -V >/dev/null 2>&1") != 0) {
+        printf("\nSerial line rows: not measured, socat is not installed (apt-get install "
+               "socat).\n");
+        return;
+    }
+    printf("\nRound trip of one read of 10 holding registers over a serial line on a pty (socat),"
+           " libmodbus's RTU server, %d requests per path in %d interleaved rounds:\n",
+           ROUNDS * (count / ROUNDS), ROUNDS);
+    printf("  %-58s %10s %10s %12s\n", "path", "median us", "p99 us", "added (med)");
+    serial_rows(19200, count);
+    serial_rows(115200, count);
+}
+
 /* The CSV names of the round-trip paths, in the order main() opens them. */
 static const char *const csv_names[] = {"gateway-direct", "gateway-one", "gateway-two",
                                         "gateway-one-compared", "gateway-two-compared"};
 
 int main(int argc, char **argv)
 {
-    int count = 2000, seconds = 2, m = 50, i, k, r, n_prog = 1, n_paths = 0;
+    int count = 2000, seconds = 2, m = 50, i, k, r, n_prog = 1, n_paths = 0, serial_only = 0;
     const char *programs[2] = {"tools/mbsc-gateway", NULL}, *csv_path = NULL;
     FILE *csv = NULL;
     struct plc plc[3]; /* the harness's PLC serves one connection: one for each path's server */
@@ -341,9 +506,12 @@ int main(int argc, char **argv)
     char why[MBSC_WHY_SIZE], plc_addr[32];
 
     for (i = 1; i < argc; i += 2) {
-        if (i + 1 == argc)
+        if (strcmp(argv[i], "--serial") == 0) {
+            serial_only = 1;
+            i--;
+        } else if (i + 1 == argc)
             die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
-                "[--compare PATH] [--csv FILE]");
+                "[--compare PATH] [--csv FILE] [--serial]");
         else if (strcmp(argv[i], "--count") == 0)
             count = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seconds") == 0)
@@ -356,7 +524,7 @@ int main(int argc, char **argv)
             csv_path = argv[i + 1];
         else
             die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
-                "[--compare PATH] [--csv FILE]");
+                "[--compare PATH] [--csv FILE] [--serial]");
     }
     if (count < 100 || seconds < 1 || m < 1 || m > MAX_MASTERS ||
         (n_prog == 2 && programs[1][0] != '/'))
@@ -383,6 +551,15 @@ int main(int argc, char **argv)
         if (mbsc_keypair_generate(&masters_kp[i]) != MBSC_OK)
             die("keys");
     write_allowlist(m);
+    if (serial_only) {
+        serial_section(count);
+        unlink(path_of("gw.key"));
+        unlink(path_of("gw.pub"));
+        unlink(path_of("client.key"));
+        unlink(path_of("allow.txt"));
+        rmdir(dir);
+        return 0;
+    }
     memset(plc, 0, sizeof plc);
     for (k = 0; k < 3; k++)
         if (plc_start(&plc[k], 0) != 0)
@@ -445,6 +622,7 @@ int main(int argc, char **argv)
     }
     throughput_rows(programs, n_prog, plc[1].port, m, seconds, "1", csv);
     throughput_rows(programs, n_prog, plc[1].port, m, seconds, "8", csv);
+    serial_section(count);
     if (csv != NULL && (ferror(csv) || fclose(csv) != 0))
         die("error writing the CSV file");
 

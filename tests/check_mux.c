@@ -93,7 +93,7 @@ static void on_reply(void *user, uint64_t origin, const uint8_t *adu, size_t len
 
 static void mux_open(unsigned in_flight, unsigned queue, unsigned timeout_ms)
 {
-    struct gw_mux_config cfg = {in_flight, queue, timeout_ms, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE};
+    struct gw_mux_config cfg = {in_flight, queue, timeout_ms, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE, 0};
     struct gw_upstream_hooks h;
     unsigned i;
 
@@ -126,6 +126,47 @@ static void answer_last(uint16_t v)
 }
 
 /* ---- answers go to their requester only (item 3) ---- */
+
+/*
+ * An upstream that knows a request is lost (a serial line: no answer in
+ * its timeout, a bad CRC) says so through the failed hook: its requester
+ * gets that code at once, the next request goes, and a failure for a
+ * request no longer in flight changes nothing.
+ */
+START_TEST(t_upstream_fails_one_request)
+{
+    struct gw_mux_stats st;
+    uint16_t tid;
+
+    mux_open(1, 16, 1000);
+    fake_up_ready(&up);
+    submit(1, 0x0101, 0);
+    submit(2, 0x0202, 0);
+    ck_assert_uint_eq(up.n_sent, 1);
+    tid = (uint16_t)(fake_up_last(&up)->adu[0] << 8 | fake_up_last(&up)->adu[1]);
+    up.h.failed(up.h.user, tid, MBSC_EXC_GATEWAY_TARGET_FAILED);
+    ck_assert_uint_eq(rep.n, 1);
+    ck_assert_uint_eq(rep.to[1], 1);
+    ck_assert_uint_eq(rep.last_len, 9);
+    ck_assert_uint_eq(rep.last[0] << 8 | rep.last[1], 0x0101);
+    ck_assert_uint_eq(rep.last[7], 0x83);
+    ck_assert_uint_eq(rep.last[8], MBSC_EXC_GATEWAY_TARGET_FAILED);
+    ck_assert_uint_eq(up.n_sent, 2);
+    /* Said again, or for an id never sent: nothing. */
+    up.h.failed(up.h.user, tid, MBSC_EXC_GATEWAY_TARGET_FAILED);
+    up.h.failed(up.h.user, 0x7777, MBSC_EXC_GATEWAY_TARGET_FAILED);
+    ck_assert_uint_eq(rep.n, 1);
+    answer_last(7);
+    ck_assert_uint_eq(rep.n, 2);
+    ck_assert_uint_eq(rep.last_origin, 2);
+    ck_assert_uint_eq(answer_value(rep.last, rep.last_len), 7);
+    gw_mux_get_stats(mux, &st);
+    ck_assert_uint_eq(st.timed_out, 1);
+    ck_assert_uint_eq(st.answered, 1);
+    ck_assert_uint_eq(st.dropped, 0);
+    mux_close();
+}
+END_TEST
 
 START_TEST(t_late_answer_reaches_nobody)
 {
@@ -376,6 +417,7 @@ Suite *mux_suite(void)
     TCase *tc = tcase_create("mux");
 
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_upstream_fails_one_request);
     tcase_add_test(tc, t_late_answer_reaches_nobody);
     tcase_add_test(tc, t_ids_used_up_reconnect);
     tcase_add_test(tc, t_late_answers_logged_once_per_interval);

@@ -59,6 +59,18 @@ void fake_up_answer(struct gw_upstream *u, const uint8_t *adu, size_t len, int f
     u->h.answer(u->h.user, adu, len);
 }
 
+void fake_up_fail(struct gw_upstream *u, size_t i)
+{
+    struct fake_sent *s = &u->sent[i];
+    unsigned tid = (unsigned)s->adu[0] << 8 | s->adu[1];
+
+    if (u->state != GW_UP_READY || s->connection != u->connection || s->answered)
+        return;
+    s->answered = 1;
+    u->unanswered[tid / 8] &= (uint8_t) ~(1u << (tid % 8));
+    u->h.failed(u->h.user, (uint16_t)tid, MBSC_EXC_GATEWAY_TARGET_FAILED);
+}
+
 const struct fake_sent *fake_up_last(const struct gw_upstream *u)
 {
     return u->n_sent > 0 ? &u->sent[u->n_sent - 1] : NULL;

@@ -56,6 +56,13 @@ void fake_up_down(struct gw_upstream *u, int was_ready);
  * that last went out with its id (the multiplexer may then free the id).
  */
 void fake_up_answer(struct gw_upstream *u, const uint8_t *adu, size_t len, int fits);
+/*
+ * The upstream says request i of those sent (on the connection that is
+ * ready, not answered yet) will never be answered: the hook failed runs
+ * with 0B, and the request counts as answered (no answer follows, so its
+ * id may go out again).  Nothing happens for any other request.
+ */
+void fake_up_fail(struct gw_upstream *u, size_t i);
 /* The last ADU sent, or NULL. */
 const struct fake_sent *fake_up_last(const struct gw_upstream *u);
 

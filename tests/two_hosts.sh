@@ -30,7 +30,12 @@
 #   9. a third host, a plain Modbus/TCP PLC (tests/plain-plc) behind
 #      mbsc-gateway on the slave's host: the master writes and reads the
 #      PLC's registers through the gateway, and the capture between master
-#      and gateway must not hold them in clear either; the gateway exits 0.
+#      and gateway must not hold them in clear either; the gateway exits 0;
+#  10. a serial line: a Modbus RTU device (tests/rtu-slave, libmodbus) on one
+#      end of a pty pair made by socat, a server gateway on the slave's host
+#      with the other end as its upstream (rtu:...); the master writes and
+#      reads the device's registers through it, in clear on the serial line
+#      only, and the gateway's status counts the line's requests and answers.
 # Namespaces, processes and files are removed on every exit (trap).
 
 set -u
@@ -53,7 +58,8 @@ master_bin=$build/examples/secure_master
 keygen_bin=$build/tools/mbsc-keygen
 gateway_bin=$build/tools/mbsc-gateway
 plc_bin=$build/tests/plain-plc
-for p in "$slave_bin" "$master_bin" "$keygen_bin" "$gateway_bin" "$plc_bin"; do
+rtu_bin=$build/tests/rtu-slave
+for p in "$slave_bin" "$master_bin" "$keygen_bin" "$gateway_bin" "$plc_bin" "$rtu_bin"; do
     [ -x "$p" ] || die "$p is not built (run make first)"
 done
 read -r -a runner <<<"${TEST_RUNNER:-}" # a command prefix, e.g. "qemu-aarch64 -L /"
@@ -61,6 +67,7 @@ read -r -a runner <<<"${TEST_RUNNER:-}" # a command prefix, e.g. "qemu-aarch64 -
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
 command -v ip >/dev/null 2>&1 || skip "no 'ip' command (iproute2)"
 command -v tcpdump >/dev/null 2>&1 || skip "no tcpdump"
+command -v socat >/dev/null 2>&1 || skip "no socat (the serial line's pty pair)"
 
 # --- names: unique per run ----------------------------------------------------
 id=$$
@@ -86,6 +93,8 @@ slave_pid=
 tcpdump_pid=
 gateway_pid=
 plc_pid=
+socat_pid=
+rtu_pid=
 
 stop_pid() { # stop_pid PID: TERM, then wait (our own child)
     [ -n "$1" ] || return 0
@@ -97,6 +106,8 @@ cleanup() {
     stop_pid "$slave_pid"
     stop_pid "$gateway_pid"
     stop_pid "$plc_pid"
+    stop_pid "$rtu_pid"
+    stop_pid "$socat_pid"
     local ns pid
     for ns in ${made_s:+"$ns_s"} ${made_m:+"$ns_m"} ${made_p:+"$ns_p"}; do
         # Anything still inside is ours: these namespaces exist only for this run.
@@ -346,5 +357,58 @@ grep -q 'master plc-master (role operator) connected' gateway.log ||
     die "gateway log: no connection of plc-master: $(cat gateway.log)"
 note "gateway log:"
 sed 's/^/    /' gateway.log
+
+# --- 10. a serial line behind the gateway ------------------------------------------
+# The line: two ptys joined by socat (ptys belong to no network namespace).
+# 8N1: a pty takes no parity.
+socat pty,raw,echo=0,link="$dir/gw.tty" pty,raw,echo=0,link="$dir/dev.tty" 2>socat.log &
+socat_pid=$!
+for _ in $(seq 100); do
+    [ -e "$dir/gw.tty" ] && [ -e "$dir/dev.tty" ] && break
+    sleep 0.05
+done
+[ -e "$dir/gw.tty" ] || die "socat made no pty pair: $(cat socat.log)"
+mkfifo rtu.out || die "mkfifo failed"
+"${runner[@]}" "$rtu_bin" "$dir/dev.tty" 19200 8N1 7 >rtu.out 2>rtu.log &
+rtu_pid=$!
+exec 3<rtu.out
+IFS= read -r line <&3 || line=
+exec 3<&-
+[ "$line" = "serving $dir/dev.tty" ] || die "the RTU device did not start: '$line' $(cat rtu.log)"
+ip netns exec "$ns_s" "${runner[@]}" "$gateway_bin" server --listen "$ip_s:0" \
+    --route "7=rtu:$dir/gw.tty,19200,8N1,timeout=500" --key slave.key --authorized authorized \
+    --psk site.psk --policy roles.policy --control "$dir/ctl" >gateway.out 2>gateway.log &
+gateway_pid=$!
+exec 3<gateway.out
+IFS= read -r line <&3 || line=
+exec 3<&-
+case $line in
+"listening on $ip_s:"[1-9]*) port=${line##*:} ;;
+*) die "the serial gateway did not start: '$line' $(cat gateway.log)" ;;
+esac
+note "RTU device on unit 7 of $dir/dev.tty, gateway listening on $ip_s:$port"
+start_capture serial.pcap
+ip netns exec "$ns_m" "${runner[@]}" "$master_bin" --connect "$ip_s:$port" --unit 7 \
+    --key master.key --peer slave.key.pub --psk site.psk \
+    --write-registers "10=$csv" --read-registers 10:8 >out 2>err ||
+    die "through the serial gateway: secure_master failed: $(cat err) $(cat gateway.log)"
+[ "$(cat out)" = "10:$dec" ] ||
+    die "through the serial gateway: read back '$(cat out)', expected '10:$dec'"
+stop_capture serial.pcap 1
+found=$(leaks serial.pcap)
+[ -z "$found" ] || die "register values in clear between master and serial gateway: $found"
+status=$("${runner[@]}" "$gateway_bin" status --control "$dir/ctl") ||
+    die "mbsc-gateway status failed: $status"
+case $status in
+*"(Modbus RTU 19200 8N1, answer timeout 500 ms; requests 2, answers 2, timeouts 0, CRC errors 0,"*) ;;
+*) die "the serial line's status line is not as expected: $status" ;;
+esac
+note "master -> gateway -> serial line -> RTU device: wrote and read back 8 registers; status:"
+printf '%s\n' "$status" | sed 's/^/    /'
+kill -TERM "$gateway_pid"
+wait "$gateway_pid"
+st=$?
+gateway_pid=
+[ "$st" -eq 0 ] || die "the serial gateway exited with status $st after SIGTERM: $(cat gateway.log)"
 note "PASS"
 exit 0

@@ -24,6 +24,9 @@
  *   BREAK           the next send breaks the connection, reported at once
  *   BURST nn        nn (u16) + 1 round trips of origin 8 when nothing else
  *                   is pending (to move the transaction ids round)
+ *   FAILED k        the upstream says the k-th newest request sent will
+ *                   never be answered (a serial line's timeout or bad CRC):
+ *                   the failed hook, with 0B
  * The fake's device answers only requests sent on the connection that is
  * ready, each at most once (a malformed answer aside), since that is all a
  * device can do: nothing crosses from one TCP connection to the next.
@@ -64,6 +67,7 @@ enum {
     OP_BLOCK,
     OP_BREAK,
     OP_BURST,
+    OP_FAILED,
     OP_COUNT
 };
 
@@ -282,6 +286,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case OP_BLOCK: h.up.would_block = !h.up.would_block; break;
         case OP_BREAK: h.up.break_on_send = 1; break;
         case OP_BURST: burst(1u + fuzz_u16(&h.in)); break;
+        case OP_FAILED: {
+            size_t k = fuzz_byte(&h.in);
+
+            if (h.up.n_sent > 0)
+                fake_up_fail(&h.up, h.up.n_sent - 1 - k % h.up.n_sent);
+            break;
+        }
         default: break;
         }
         check_between();

@@ -99,8 +99,8 @@ for i, (name, pdu) in enumerate(sorted(slave_requests.items())):
 
 # mux: scripts in fuzz_mux.c's layout (its header comment), no vector data:
 # the situations of issue 19.  Operation numbers as in fuzz_mux.c.
-SUBMIT, ANSWER, ANSWER_OLD, MALFORMED, TICK, READY, LOST, REFUSED, FORGET, BLOCK, BREAK, BURST = \
-    range(12)
+SUBMIT, ANSWER, ANSWER_OLD, MALFORMED, TICK, READY, LOST, REFUSED, FORGET, BLOCK, BREAK, BURST, \
+    FAILED = range(13)
 one_in_flight_8_queued = bytes([0x1C, 99])  # max_in_flight 1, max_queue 8, timeout 100 ms
 two_in_flight_8_queued = bytes([0x1D, 99])
 # Item 1: masters' requests wait for a connection; their timeouts answer a
@@ -121,3 +121,9 @@ put("mux", "break-and-block", one_in_flight_8_queued + bytes([
 # round trips), asks again, and the device's late answer to the first comes.
 put("mux", "late-answer-after-wrap", one_in_flight_8_queued + bytes([
     READY, SUBMIT, 0, TICK, 60, 0, BURST, 0xFF, 0xFE, SUBMIT, 1, ANSWER_OLD, 0, 0]))
+# Issue 24: a serial line fails requests itself (a device silent, a bad CRC),
+# once for a request the multiplexer had timed out already, and a requester
+# asks again from its reply.
+put("mux", "serial-line-failures", one_in_flight_8_queued + bytes([
+    READY, SUBMIT, 0, SUBMIT, 1, FAILED, 0, 2, TICK, 60, 0, FAILED, 0, ANSWER, 0, 0,
+    SUBMIT, 2, FAILED, 0, 1]))

@@ -12,6 +12,9 @@
  *   signals.c     SIGHUP, SIGTERM, SIGINT, SIGUSR1 into the loop;
  *   adu_check.c   Modbus checks of requests and of upstream answers
  *                 (the library's function table, mbsc/pdu.h);
+ *   rtu_frame.c   Modbus RTU frames: CRC-16, ADU to RTU and back, answer
+ *                 lengths, a character's time and t3.5;
+ *   serial_target.c  "rtu:DEVICE[,BAUD[,FORMAT]]..." as a route's target;
  *   route.c       routes by unit id: parsing and lookup;
  *   options.c     settings from the command line and from --config FILE;
  *   secrets.c     key, PSK, allow-list and policy loaded as one bundle, so
@@ -20,12 +23,14 @@
  *                 connected without blocking, made again with backoff;
  *   up_plain.c    the kind "plain Modbus/TCP" (a PLC);
  *   up_mbsc.c     the kind "mbsc session" (a server gateway, a secure slave);
+ *   serial_port.c a serial port opened exclusively, raw, at a line's settings;
+ *   up_rtu.c      the kind "Modbus RTU serial line" (the devices on a port);
  *   up_kinds.c    which kind a target takes (where new kinds are added);
  *   mux.c         many requesters over one upstream: rewritten transaction
  *                 ids, N in flight, fair queues, timeouts;
  *   routing.c     the live routes: an upstream and a multiplexer per route;
  *   control.c     the status view: --control socket, "status" command, SIGUSR1;
- *   server_mode.c mbsc masters in, plain Modbus/TCP to the PLCs out;
+ *   server_mode.c mbsc masters in, plain Modbus/TCP (or RTU) to the PLCs out;
  *   client_mode.c plain Modbus/TCP clients in, one mbsc session out;
  *   main.c        command line, --help, --version, mode dispatch.
  *

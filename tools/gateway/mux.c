@@ -49,6 +49,7 @@
  * made from reply see depth > 0: they change queues and the outbox only,
  * and what they answer is delivered by the same outermost call.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -729,6 +730,37 @@ void gw_mux_shutdown(struct gw_mux *m, uint8_t code)
     leave(m);
 }
 
+/*
+ * The upstream says no answer will come to the request with tid: it gets
+ * code.  Its id is free again at once, since the upstream guarantees that
+ * nothing with it will follow.  Not in flight any more (it timed out here
+ * first, or its requester left): nothing to do.
+ */
+static void on_failed(void *user, uint16_t tid, uint8_t code)
+{
+    struct gw_mux *m = user;
+    struct gw_req *r;
+    unsigned i;
+
+    enter(m);
+    for (i = 0; i < m->cfg.max_in_flight; i++)
+        if (m->flight[i] != NULL && m->flight[i]->up_tid == tid)
+            break;
+    if (i < m->cfg.max_in_flight) {
+        r = m->flight[i];
+        m->flight[i] = NULL;
+        m->n_flight--;
+        tid_release(m, tid);
+        m->st.timed_out++;
+        if (r->origin != 0)
+            answer_exception(m, r, code);
+        else
+            req_free(r);
+        pump(m);
+    }
+    leave(m);
+}
+
 /* The upstream has room again after refusing a send: what waits may go. */
 static void on_room(void *user)
 {
@@ -776,6 +808,7 @@ struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
     h.up = on_up;
     h.down = on_down;
     h.room = on_room;
+    h.failed = on_failed;
     return h;
 }
 
@@ -828,8 +861,9 @@ void gw_mux_tick(struct gw_mux *m, int64_t now_ns)
         m->flight[i] = NULL;
         m->n_flight--;
         m->st.timed_out++;
-        gw_log(GW_WARN, "no answer from %s within %u ms to function 0x%02x: exception 0x0B",
-               up_name(m), m->cfg.timeout_ms, r->adu[MBSC_MBAP_BYTES]);
+        if (!m->cfg.quiet_timeouts)
+            gw_log(GW_WARN, "no answer from %s within %u ms to function 0x%02x: exception 0x0B",
+                   up_name(m), m->cfg.timeout_ms, r->adu[MBSC_MBAP_BYTES]);
         if (r->origin != 0)
             answer_exception(m, r, MBSC_EXC_GATEWAY_TARGET_FAILED);
         else

@@ -37,6 +37,11 @@ struct gw_mux_config {
     unsigned max_queue;       /* requests queued per group, >= 1 */
     unsigned timeout_ms;      /* from submission to answer */
     uint8_t unreachable_code; /* exception when the upstream cannot be reached */
+    /*
+     * 1: no log line per request that times out (a serial line reports a
+     * unit that does not answer once, and counts the rest).
+     */
+    int quiet_timeouts;
 };
 
 /*

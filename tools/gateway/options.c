@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "serial_target.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024u)
 #define LINE_MAX_BYTES   1024u
@@ -444,8 +445,18 @@ static int check_required(const struct gw_options *o)
                         : "");
         return -1;
     }
+    if (!server && gw_serial_target_is(o->upstream)) {
+        gw_log(GW_ERR,
+               "%s: a client gateway's upstream is a server gateway or an mbsc slave "
+               "(HOST:PORT); a serial line goes behind a server gateway: mbsc-gateway server "
+               "--upstream %s ...",
+               gw_options_where(o, "upstream"), o->upstream);
+        return -1;
+    }
+    /* A serial line (rtu:...) is checked with the routes, where its place is known. */
     if (check_hostport("listen", o->listen) != 0 ||
-        (o->upstream != NULL && check_hostport("upstream", o->upstream) != 0))
+        (o->upstream != NULL && !(server && gw_serial_target_is(o->upstream)) &&
+         check_hostport("upstream", o->upstream) != 0))
         return -1;
     if (!server && o->routes.n > 0) {
         gw_log(GW_ERR,
@@ -600,7 +611,8 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
     if (o->upstream != NULL) {
         char why[GW_WHY_SIZE];
 
-        if (gw_route_set_default(&o->routes, o->upstream, "--upstream", why, sizeof why) != 0) {
+        if (gw_route_set_default(&o->routes, o->upstream, gw_options_where(o, "upstream"), why,
+                                 sizeof why) != 0) {
             gw_log(GW_ERR, "%s", why);
             return GW_EX_USAGE;
         }
@@ -610,9 +622,9 @@ int gw_options_parse(struct gw_options *o, int argc, char **argv)
 
 void gw_usage(FILE *out)
 {
-    fputs("usage: mbsc-gateway server --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
+    fputs("usage: mbsc-gateway server --listen HOST:PORT --upstream TARGET --key FILE\n"
           "                           --authorized FILE [--psk FILE] [--ciphers LIST]\n"
-          "                           [--policy FILE] [--route UNITS=HOST:PORT ...] [options]\n"
+          "                           [--policy FILE] [--route UNITS=TARGET ...] [options]\n"
           "       mbsc-gateway client --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
           "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
           "                           [--allow-remote-plaintext] [options]\n"
@@ -623,17 +635,22 @@ void gw_usage(FILE *out)
           "\n"
           "server: accepts mbsc masters on --listen and forwards each authorised request\n"
           "        as plain Modbus/TCP to the PLC its unit id is routed to (--route), or\n"
-          "        to --upstream, over one connection per PLC.\n"
+          "        to --upstream, over one connection per PLC, or as Modbus RTU to the\n"
+          "        devices on a serial line, one request at a time.\n"
           "client: accepts plain Modbus/TCP clients on --listen (loopback only, unless\n"
           "        --allow-remote-plaintext) and carries their requests over one mbsc\n"
           "        session to a server gateway or any mbsc slave at --upstream.\n"
           "\n"
           "  --listen HOST:PORT      where to listen; port 0 picks a free port\n"
-          "  --upstream HOST:PORT    the PLC (server: the default route, for unit 0 and\n"
+          "  --upstream TARGET       the PLC (server: the default route, for unit 0 and\n"
           "                          every unit no --route names) or the server gateway\n"
-          "  --route UNITS=HOST:PORT server: the PLC for these unit ids (N, N-M or a list,\n"
+          "  --route UNITS=TARGET    server: the PLC for these unit ids (N, N-M or a list,\n"
           "                          1-255, e.g. 1-10,20=192.168.1.10:502); repeatable;\n"
           "                          a unit with no route and no --upstream gets 0A\n"
+          "                          TARGET: HOST:PORT, or a serial line (server)\n"
+          "                          rtu:DEVICE[,BAUD[,FORMAT]][,rs485=yes|required]\n"
+          "                          [,timeout=MS][,turnaround=MS], e.g.\n"
+          "                          rtu:/dev/ttyUSB0,19200,8E1 (the defaults)\n"
           "  --key FILE              our private key (mbsc-keygen), mode 0600\n"
           "  --authorized FILE       server: allow-list of masters, '<key> <name> [role]'\n"
           "  --policy FILE           server: roles to rights (docs/policy.md); without it\n"

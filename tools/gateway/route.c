@@ -13,6 +13,7 @@
 #include <mbsc.h>
 
 #include "route.h"
+#include "serial_target.h"
 
 void gw_route_table_init(struct gw_route_table *t)
 {
@@ -26,13 +27,94 @@ void gw_route_table_init(struct gw_route_table *t)
 int gw_route_check_target(const char *target, const char *where, char *why, size_t why_len)
 {
     char host[GW_TARGET_MAX], port[8];
+    struct gw_serial_target st;
 
+    if (gw_serial_target_is(target))
+        return gw_serial_target_parse(target, &st, where, why, why_len);
     if (mbsc_parse_hostport(target, host, sizeof host, port, sizeof port) != MBSC_OK) {
         snprintf(why, why_len,
-                 "%s: '%s' is not HOST:PORT (e.g. 192.168.1.10:502 or [fd00::10]:502)", where,
-                 target);
+                 "%s: '%s' is not HOST:PORT (e.g. 192.168.1.10:502 or [fd00::10]:502) nor "
+                 "rtu:DEVICE[,BAUD[,FORMAT]] (e.g. rtu:/dev/ttyUSB0,19200,8E1)",
+                 where, target);
         return -1;
     }
+    return 0;
+}
+
+/*
+ * target checked and in its one spelling into out (a serial line's
+ * defaults written out), so that routes that name one device alike share
+ * it; 0 or -1 with why.
+ */
+static int canonical_target(const char *target, char *out, size_t out_len, const char *where,
+                            char *why, size_t why_len)
+{
+    struct gw_serial_target st;
+
+    if (strlen(target) >= out_len) {
+        snprintf(why, why_len, "%s: the target is longer than %zu characters", where, out_len - 1);
+        return -1;
+    }
+    if (!gw_serial_target_is(target)) {
+        if (gw_route_check_target(target, where, why, why_len) != 0)
+            return -1;
+        snprintf(out, out_len, "%s", target);
+        return 0;
+    }
+    if (gw_serial_target_parse(target, &st, where, why, why_len) != 0)
+        return -1;
+    gw_serial_target_format(&st, out, out_len);
+    return 0;
+}
+
+/* The device of a serial target ("" for others), into dev. */
+static void device_of(const char *target, char *dev, size_t len)
+{
+    const char *p = target + strlen(GW_SERIAL_PREFIX), *comma;
+
+    dev[0] = '\0';
+    if (!gw_serial_target_is(target))
+        return;
+    comma = strchr(p, ',');
+    snprintf(dev, len, "%.*s", comma != NULL ? (int)(comma - p) : (int)strlen(p), p);
+}
+
+/*
+ * One serial line has one set of settings: a target (canonical) that names
+ * the device of another with other settings is refused.  other_where is the
+ * place of the other one.  0 or -1 with why.
+ */
+static int same_line_same_settings(const char *target, const char *other, const char *other_where,
+                                   const char *where, char *why, size_t why_len)
+{
+    char dev[GW_TARGET_MAX], other_dev[GW_TARGET_MAX];
+
+    device_of(target, dev, sizeof dev);
+    device_of(other, other_dev, sizeof other_dev);
+    if (dev[0] == '\0' || strcmp(dev, other_dev) != 0 || strcmp(target, other) == 0)
+        return 0;
+    snprintf(why, why_len,
+             "%s: %s gives serial line %s other settings than %s does (%s); one line has one "
+             "baud rate, format and settings, shared by its routes: fix: write the same ones in "
+             "both",
+             where, target, dev, other_where, other);
+    return -1;
+}
+
+/* target against every route of t and its default; 0 or -1 with why. */
+static int check_lines(const struct gw_route_table *t, const char *target, const char *where,
+                       char *why, size_t why_len)
+{
+    size_t i;
+
+    for (i = 0; i < t->n; i++)
+        if (same_line_same_settings(target, t->routes[i].target, t->routes[i].where, where, why,
+                                    why_len) != 0)
+            return -1;
+    if (t->default_target[0] != '\0' &&
+        same_line_same_settings(target, t->default_target, t->default_where, where, why, why_len) !=
+            0)
+        return -1;
     return 0;
 }
 
@@ -117,8 +199,10 @@ int gw_route_add(struct gw_route_table *t, const char *spec, char sep, const cha
     if (split == NULL) {
         snprintf(why, why_len,
                  sep == '='
-                     ? "%s: '%s' is not UNITS=HOST:PORT (e.g. --route 1-10=192.168.1.10:502)"
-                     : "%s: '%s' is not 'UNITS HOST:PORT' (e.g. route = 1-10 192.168.1.10:502)",
+                     ? "%s: '%s' is not UNITS=HOST:PORT or UNITS=rtu:DEVICE (e.g. --route "
+                       "1-10=192.168.1.10:502)"
+                     : "%s: '%s' is not 'UNITS HOST:PORT' or 'UNITS rtu:DEVICE' (e.g. route = "
+                       "1-10 192.168.1.10:502)",
                  where, spec);
         return -1;
     }
@@ -127,14 +211,9 @@ int gw_route_add(struct gw_route_table *t, const char *spec, char sep, const cha
     target = split + 1;
     while (sep == ' ' && *target == ' ')
         target++;
-    if (strlen(target) >= sizeof r.target) {
-        snprintf(why, why_len, "%s: the target is longer than %zu characters", where,
-                 sizeof r.target - 1);
+    if (canonical_target(target, r.target, sizeof r.target, where, why, why_len) != 0 ||
+        check_lines(t, r.target, where, why, why_len) != 0)
         return -1;
-    }
-    if (gw_route_check_target(target, where, why, why_len) != 0)
-        return -1;
-    snprintf(r.target, sizeof r.target, "%s", target);
     for (u = 1; u < 256; u++) {
         int other = t->by_unit[u];
 
@@ -184,14 +263,14 @@ int gw_route_add(struct gw_route_table *t, const char *spec, char sep, const cha
 int gw_route_set_default(struct gw_route_table *t, const char *target, const char *where, char *why,
                          size_t why_len)
 {
-    if (strlen(target) >= sizeof t->default_target) {
-        snprintf(why, why_len, "%s: the target is longer than %zu characters", where,
-                 sizeof t->default_target - 1);
+    char canon[GW_TARGET_MAX];
+
+    t->default_target[0] = '\0'; /* the new one is checked against the routes alone */
+    if (canonical_target(target, canon, sizeof canon, where, why, why_len) != 0 ||
+        check_lines(t, canon, where, why, why_len) != 0)
         return -1;
-    }
-    if (gw_route_check_target(target, where, why, why_len) != 0)
-        return -1;
-    snprintf(t->default_target, sizeof t->default_target, "%s", target);
+    snprintf(t->default_target, sizeof t->default_target, "%s", canon);
+    snprintf(t->default_where, sizeof t->default_where, "%s", where);
     return 0;
 }
 

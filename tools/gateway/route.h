@@ -7,8 +7,13 @@
  * "UNITS=TARGET" on the command line (--route, repeatable) or
  * "route = UNITS TARGET" in the configuration file; UNITS is N, N-M, or a
  * comma-separated list of those, in 1..255; TARGET is HOST:PORT (plain
- * Modbus/TCP).  --upstream TARGET is the default route: units no route
- * names, and unit 0.
+ * Modbus/TCP) or rtu:DEVICE[,BAUD[,FORMAT]][,NAME=VALUE...] (a serial
+ * line, serial_target.h).  --upstream TARGET is the default route: units
+ * no route names, and unit 0.
+ *
+ * Targets are kept in one spelling (a serial line's defaults written out),
+ * so that routes to one target, however written, share it; two targets
+ * that give one serial device different settings are refused.
  *
  * Unit 0 is the broadcast of the serial line: it goes to the default
  * route only, and a route may not name it.
@@ -40,6 +45,7 @@ struct gw_route_table {
     size_t n;
     int16_t by_unit[256];               /* route index, or GW_ROUTE_DEFAULT */
     char default_target[GW_TARGET_MAX]; /* "" when there is none */
+    char default_where[GW_ROUTE_WHERE];
 };
 
 /* An empty table: every unit to the default route, no default yet. */
@@ -61,7 +67,7 @@ int gw_route_set_default(struct gw_route_table *t, const char *target, const cha
 /* The route index for unit, GW_ROUTE_DEFAULT, or GW_ROUTE_NONE. */
 int gw_route_lookup(const struct gw_route_table *t, uint8_t unit);
 
-/* Whether a target is well formed (HOST:PORT); 0 or -1 with why naming where. */
+/* Whether a target is well formed (HOST:PORT, rtu:...); 0 or -1 with why naming where. */
 int gw_route_check_target(const char *target, const char *where, char *why, size_t why_len);
 
 #endif /* MBSC_GATEWAY_ROUTE_H */

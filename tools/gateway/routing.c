@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "outage.h"
 #include "routing.h"
+#include "serial_target.h"
 #include "up_kinds.h"
 
 struct path {
@@ -77,6 +78,8 @@ static struct path *path_new(struct gw_routing *r, const char *target, char *why
     mc.max_queue = r->ps.max_queue;
     mc.timeout_ms = r->ps.request_timeout_ms;
     mc.unreachable_code = r->ps.unreachable_code;
+    /* A serial line reports a unit that does not answer once, not each request. */
+    mc.quiet_timeouts = gw_serial_target_is(target);
     p->mux = gw_mux_new(&mc, r->reply, r->user);
     p->tick = gw_timer_new(r->loop, on_tick, p);
     if (p->mux == NULL || p->tick == NULL) {
@@ -354,11 +357,12 @@ void gw_routing_set_config(struct gw_routing *r, const mbsc_config *cfg)
         gw_upstream_set_config(r->set.v[i]->up, cfg);
 }
 
-static const char *state_name(enum gw_up_state s)
+/* The state in words; a serial port is opened, not connected. */
+static const char *state_name(enum gw_up_state s, int serial)
 {
     switch (s) {
-    case GW_UP_READY: return "connected";
-    case GW_UP_CONNECTING: return "connecting";
+    case GW_UP_READY: return serial ? "open" : "connected";
+    case GW_UP_CONNECTING: return serial ? "opening" : "connecting";
     case GW_UP_BACKOFF: return "unreachable";
     case GW_UP_IDLE: break;
     }
@@ -368,8 +372,10 @@ static const char *state_name(enum gw_up_state s)
 /* What the status view says of one path. */
 struct path_view {
     const struct path *p;
-    char kind[64], route[sizeof(((struct path *)0)->units) + 16];
+    char kind[768]; /* a serial line's settings, counters and last error */
+    char route[sizeof(((struct path *)0)->units) + 16];
     const char *state;
+    int serial; /* a serial line: opened, not connected */
     uint64_t connects, failures, failing;
     int64_t outage_ns;
     struct gw_mux_stats ms;
@@ -380,7 +386,8 @@ static void path_view(const struct path *p, int64_t now, struct path_view *v)
     v->p = p;
     gw_mux_get_stats(p->mux, &v->ms);
     gw_upstream_describe(p->up, v->kind, sizeof v->kind);
-    v->state = state_name(gw_upstream_state(p->up));
+    v->serial = gw_serial_target_is(p->target);
+    v->state = state_name(gw_upstream_state(p->up), v->serial);
     v->connects = gw_upstream_connects(p->up);
     v->failures = gw_upstream_failures(p->up);
     v->failing = gw_upstream_failures_in_a_row(p->up);
@@ -412,12 +419,13 @@ static void status_text(const struct path_view *v, FILE *out)
                     v->failing == 1 ? "" : "s");
     }
     fprintf(out,
-            " (%llu connection%s); forwarded %llu, answered %llu, timed out %llu, "
+            " (%llu %s%s); forwarded %llu, answered %llu, timed out %llu, "
             "unreachable %llu, busy %llu, dropped answers %llu (late %llu)\n",
-            n, n == 1 ? "" : "s", (unsigned long long)v->ms.forwarded,
-            (unsigned long long)v->ms.answered, (unsigned long long)v->ms.timed_out,
-            (unsigned long long)v->ms.unreachable, (unsigned long long)v->ms.busy,
-            (unsigned long long)v->ms.dropped, (unsigned long long)v->ms.late);
+            n, v->serial ? "opening" : "connection", n == 1 ? "" : "s",
+            (unsigned long long)v->ms.forwarded, (unsigned long long)v->ms.answered,
+            (unsigned long long)v->ms.timed_out, (unsigned long long)v->ms.unreachable,
+            (unsigned long long)v->ms.busy, (unsigned long long)v->ms.dropped,
+            (unsigned long long)v->ms.late);
 }
 
 static void status_json(const struct path_view *v, FILE *out)

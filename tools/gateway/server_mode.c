@@ -685,6 +685,7 @@ static int start(struct gw_server *g)
     ps.unreachable_code = MBSC_EXC_GATEWAY_PATH_UNAVAILABLE;
     ps.up.connect_timeout_ms = (unsigned)o->connect_timeout_ms;
     ps.up.backoff_max_ms = (unsigned)o->reconnect_max_ms;
+    ps.up.request_timeout_ms = (unsigned)o->request_timeout_ms;
     g->routing = gw_routing_new(g->loop, &o->routes, NULL, &ps, reply, g, why, sizeof why);
     if (g->routing == NULL) {
         gw_log(GW_ERR, "%s", why);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "route.h"
+#include "serial_target.h"
 #include "up_kinds.h"
 
 const struct gw_up_kind *gw_up_kind_for(const char *target, const mbsc_config *cfg, char *why,
@@ -12,5 +13,14 @@ const struct gw_up_kind *gw_up_kind_for(const char *target, const mbsc_config *c
 {
     if (gw_route_check_target(target, "upstream", why, why_len) != 0)
         return NULL;
+    if (gw_serial_target_is(target)) {
+        if (cfg != NULL) {
+            snprintf(why, why_len,
+                     "upstream %s: a serial line goes behind a server gateway, not a client one",
+                     target);
+            return NULL;
+        }
+        return &gw_up_rtu;
+    }
     return cfg != NULL ? &gw_up_mbsc : &gw_up_plain;
 }

@@ -263,6 +263,12 @@ void gw_up_fail(struct gw_upstream *u, const char *why)
     u->h.down(u->h.user, was_ready, copy);
 }
 
+void gw_up_failed(struct gw_upstream *u, uint16_t tid, uint8_t code)
+{
+    if (u->state == GW_UP_READY && u->h.failed != NULL)
+        u->h.failed(u->h.user, tid, code);
+}
+
 void gw_upstream_reset(struct gw_upstream *u, const char *why)
 {
     gw_up_fail(u, why);
@@ -270,14 +276,39 @@ void gw_upstream_reset(struct gw_upstream *u, const char *why)
 
 /* ---- connecting ---- */
 
+/* The connection is up on fd: watch it and hand it to the kind. */
+static void take_fd(struct gw_upstream *u, int fd)
+{
+    char why[GW_WHY_SIZE];
+
+    u->fd = fd;
+    u->watch = gw_watch_add(u->loop, fd, GW_IO_IN, on_io, u);
+    if (u->watch == NULL) {
+        gw_up_fail(u, "cannot watch the connection (out of memory?)");
+        return;
+    }
+    if (u->kind->connected(u, why, sizeof why) != 0) {
+        gw_up_fail(u, why);
+        return;
+    }
+    gw_up_rewatch(u);
+}
+
 static void start_connect(struct gw_upstream *u)
 {
     char why[GW_WHY_SIZE];
-    int r;
+    int r, fd = -1;
 
     u->state = GW_UP_CONNECTING;
     u->attempt_ns = gw_now_ns();
     gw_timer_at(u->timer, u->attempt_ns + (int64_t)u->set.connect_timeout_ms * 1000000);
+    if (u->kind->open != NULL) {
+        if (u->kind->open(u, &fd, why, sizeof why) != 0)
+            gw_up_fail(u, why);
+        else
+            take_fd(u, fd);
+        return;
+    }
     r = mbsc_tcp_connect_start(&u->tc, u->name, why, sizeof why);
     if (r != MBSC_OK) {
         gw_up_fail(u, why);
@@ -314,7 +345,6 @@ static void connect_progress(struct gw_upstream *u)
         gw_up_fail(u, why);
         return;
     }
-    u->fd = fd;
 #ifdef TCP_USER_TIMEOUT
     {
         unsigned ms = u->set.connect_timeout_ms;
@@ -322,16 +352,7 @@ static void connect_progress(struct gw_upstream *u)
         (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
     }
 #endif
-    u->watch = gw_watch_add(u->loop, fd, GW_IO_IN, on_io, u);
-    if (u->watch == NULL) {
-        gw_up_fail(u, "cannot watch the connection (out of memory?)");
-        return;
-    }
-    if (u->kind->connected(u, why, sizeof why) != 0) {
-        gw_up_fail(u, why);
-        return;
-    }
-    gw_up_rewatch(u);
+    take_fd(u, fd);
 }
 
 static void on_io(void *data, unsigned happened)

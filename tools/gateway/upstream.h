@@ -6,9 +6,9 @@
  * three hooks (an answer came, the connection is ready, it ended).  What
  * moves the bytes is the upstream's kind (upstream_kind.h): plain
  * Modbus/TCP to a PLC (up_plain.c) or an mbsc session to a server gateway
- * or a secure slave (up_mbsc.c); serial lines and Modbus/TCP Security
- * devices are kinds to come, and plug in here without touching the loop
- * or the multiplexer.
+ * or a secure slave (up_mbsc.c), or a Modbus RTU serial line (up_rtu.c);
+ * Modbus/TCP Security devices are a kind to come, and plug in here
+ * without touching the loop or the multiplexer.
  *
  * Every upstream connects without blocking, under a deadline, and is made
  * again after it ends: at once if it had carried answers (a PLC closed an
@@ -46,18 +46,26 @@ struct gw_upstream_hooks {
     void (*down)(void *user, int was_ready, const char *why);
     /* There is room to send again after gw_upstream_send said MBSC_ERR_WOULD_BLOCK. */
     void (*room)(void *user);
+    /*
+     * The request sent with transaction id tid will not be answered and no
+     * answer to it will come (a serial line's device did not answer in
+     * time, or answered with a bad CRC): answer its requester with
+     * exception code.  NULL: the kinds that never say so.
+     */
+    void (*failed)(void *user, uint16_t tid, uint8_t code);
 };
 
 struct gw_upstream_settings {
     unsigned connect_timeout_ms; /* TCP connect and handshake; also TCP_USER_TIMEOUT */
     unsigned backoff_max_ms;     /* ceiling of the wait between attempts */
+    unsigned request_timeout_ms; /* a serial line's answer timeout unless its target sets one */
 };
 
 /* What moves the bytes (upstream_kind.h); up_kinds.h says which kind a target takes. */
 struct gw_up_kind;
 
 /*
- * An upstream of kind to target ("HOST:PORT"); cfg is the mbsc kind's
+ * An upstream of kind to target ("HOST:PORT", "rtu:..."); cfg is the mbsc kind's
  * config (borrowed until gw_upstream_set_config replaces it for the next
  * connection), NULL for the others.  It starts connecting in the loop's
  * next turn.  NULL with why when out of memory.

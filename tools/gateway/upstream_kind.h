@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * upstream_kind.h - what upstream.c shares with the kinds of upstream
- * (up_plain.c, up_mbsc.c), and nobody else.
+ * (up_plain.c, up_mbsc.c, up_rtu.c), and nobody else.
  *
  * upstream.c owns the life of a connection: the state, the connect
- * deadline, the backoff, the counters, the TCP connect itself and the
- * socket's watch in the loop.  A kind owns what travels on the connected
+ * deadline, the backoff, the counters, the TCP connect itself (or the
+ * kind's own open, for a serial port) and the descriptor's watch in the
+ * loop.  A kind owns what travels on the connected
  * socket: how requests are framed and answers cut out, a handshake if
  * there is one.  It reports back with gw_up_ready(), gw_up_deliver() and
  * gw_up_fail(), and must return at once after gw_up_fail() (the upstream
@@ -16,10 +17,19 @@
 
 #include "loop.h"
 #include "outage.h"
+#include "rtu_frame.h"
+#include "serial_target.h"
 #include "upstream.h"
 
 struct gw_up_kind {
     const char *name;
+    /*
+     * NULL for the kinds that connect over TCP to the target.  Otherwise
+     * the kind opens its descriptor itself, without blocking (a serial
+     * port): *fd (non-blocking), 0; or -1 with why (the attempt failed and
+     * is retried after the backoff).
+     */
+    int (*open)(struct gw_upstream *u, int *fd, char *why, size_t why_len);
     /*
      * The TCP connection is up on fd (non-blocking, TCP_NODELAY): set up
      * (the mbsc kind starts its handshake; the plain kind is ready at
@@ -44,7 +54,7 @@ struct gw_up_kind {
     void (*stalled)(const struct gw_upstream *u, char *buf, size_t len);
 };
 
-/* Room for either kind's state, kept inside the upstream (no allocation per connection). */
+/* Room for each kind's state, kept inside the upstream (no allocation per connection). */
 struct gw_up_plain_state {
     uint8_t in[2 * MBSC_ADU_MAX];
     size_t in_len;
@@ -57,6 +67,43 @@ struct gw_up_mbsc_state {
     mbsc_link link;
     uint8_t first[8]; /* the first bytes the peer sent, peeked before the session reads them */
     size_t n_first;
+};
+
+/* What a serial line has counted, over all the times its port was open. */
+struct gw_up_rtu_counts {
+    uint64_t requests, answers, timeouts, crc_errors, framing_errors, late, broadcasts;
+};
+
+enum gw_up_rtu_phase {
+    GW_RTU_IDLE = 0,  /* a request may go */
+    GW_RTU_SENDING,   /* the request is being written */
+    GW_RTU_WAITING,   /* for the answer, until due_ns */
+    GW_RTU_BROADCAST, /* a broadcast is on its way out: its echo goes back at due_ns */
+    GW_RTU_REST       /* the line rests until rest_ns (bytes meanwhile are late or noise) */
+};
+
+struct gw_up_rtu_state {
+    struct gw_serial_target line; /* parsed from the target (its one spelling) */
+    int parsed;
+    unsigned timeout_ms;             /* the devices' answer time */
+    int64_t char_ns, t35_ns, gap_ns; /* a character, t3.5, the silence that ends a frame */
+    struct gw_timer *timer;          /* while open: the phase's deadline */
+    enum gw_up_rtu_phase phase;
+    int after_timeout;       /* the rest follows a timeout: bytes in it are a late answer */
+    int late_counted;        /* ... and one has been counted in this rest */
+    int room_owed;           /* a send was refused: call gw_up_room when idle */
+    uint16_t tid;            /* the request on the line */
+    uint8_t req[GW_RTU_MAX]; /* its frame */
+    size_t req_len, req_sent;
+    uint8_t in[GW_RTU_MAX + 8]; /* the answer so far */
+    size_t in_len;
+    int64_t due_ns, rest_ns, last_rx_ns;
+    uint8_t silent[32]; /* units reported as not answering, until they do */
+    int refuse;         /* the broadcast is not a write: exception 01, not sent */
+    struct gw_up_rtu_counts n;
+    int64_t warn_at;       /* no line about a bad answer before this */
+    uint64_t warn_skipped; /* bad answers not logged one by one since the last line */
+    char last_error[400];
 };
 
 struct gw_upstream {
@@ -83,6 +130,7 @@ struct gw_upstream {
     union {
         struct gw_up_plain_state plain;
         struct gw_up_mbsc_state mbsc;
+        struct gw_up_rtu_state rtu;
     } k;
 };
 
@@ -94,6 +142,8 @@ void gw_up_deliver(struct gw_upstream *u, const uint8_t *adu, size_t len);
 void gw_up_fail(struct gw_upstream *u, const char *why);
 /* Kinds report: a send was refused with MBSC_ERR_WOULD_BLOCK, and now there is room. */
 void gw_up_room(struct gw_upstream *u);
+/* Kinds report: the request sent with tid gets exception code, and no answer (upstream.h). */
+void gw_up_failed(struct gw_upstream *u, uint16_t tid, uint8_t code);
 /* Kinds ask: the socket's events may have changed. */
 void gw_up_rewatch(struct gw_upstream *u);
 
