@@ -25,7 +25,7 @@ enum gw_outage_say gw_outage_failed(struct gw_outage *o, int64_t now_ns, int cha
         return GW_OUTAGE_FIRST;
     }
     o->attempts++;
-    if (now_ns < o->next_ns && !(changed && now_ns - o->logged_ns >= GW_OUTAGE_FIRST_REPEAT_NS))
+    if (now_ns < o->next_ns && !(changed && now_ns - o->logged_ns >= GW_OUTAGE_NEWS_GAP_NS))
         return GW_OUTAGE_QUIET;
     o->logged_ns = now_ns;
     o->next_ns = now_ns + o->interval_ns;

@@ -10,10 +10,12 @@
  * of attempts, how long it has lasted and the latest cause, after 10 s,
  * after a further 20 s, 40 s, ... at most one an hour; and one line when a
  * connection is made again.  A cause that changes (the PLC's port now
- * open, but its handshake refused) is news: it is logged at the next
- * failure that comes 10 s or more after the last line, whatever the
- * interval has grown to.  Pure arithmetic on times given by the caller,
- * so that it is tested without waiting.
+ * open, but its handshake refused; a serial adapter plugged in, but the
+ * gateway's user may not open it) is news: it is logged at the next
+ * failure that comes 1 s or more after the last line, whatever the
+ * interval has grown to (attempts are at least 100 ms apart and soon
+ * --reconnect-max, so a cause that flaps cannot flood the log).  Pure arithmetic on times given by
+ * the caller, so that it is tested without waiting.
  */
 #ifndef MBSC_GATEWAY_OUTAGE_H
 #define MBSC_GATEWAY_OUTAGE_H
@@ -23,6 +25,7 @@
 
 #define GW_OUTAGE_FIRST_REPEAT_NS ((int64_t)10 * 1000000000)   /* the first "still" line */
 #define GW_OUTAGE_MAX_REPEAT_NS   ((int64_t)3600 * 1000000000) /* at most one an hour */
+#define GW_OUTAGE_NEWS_GAP_NS     ((int64_t)1000000000)        /* a new cause, after a line */
 
 struct gw_outage {
     int active;          /* attempts have failed since the last connection */
