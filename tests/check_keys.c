@@ -663,6 +663,36 @@ START_TEST(test_keypair_load_refuses_pub)
 }
 END_TEST
 
+/*
+ * A private key given where a public key is wanted (--peer gateway.key):
+ * refused when the NAME.pub beside it is its public key (RFC 7748 6.1's
+ * pairs), and only then.
+ */
+START_TEST(test_public_load_refuses_private)
+{
+    uint8_t pub[MBSC_KEY_BYTES], zero[MBSC_KEY_BYTES] = {0};
+    char why[2048];
+
+    write_str(tpath("alice.key"), "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo=\n", 0600);
+    write_str(tpath("alice.key.pub"), ALICE_PUB_B64 "\n", 0644);
+    memset(pub, 0xAA, sizeof pub);
+    ck_assert_int_eq(mbsc_public_key_load(pub, tpath("alice.key"), why, sizeof why),
+                     MBSC_ERR_KEY_FILE_FORMAT);
+    ck_assert_msg(strncmp(why, tpath("alice.key"), strlen(tpath("alice.key"))) == 0 &&
+                      strstr(why, ": this is a private key (") != NULL &&
+                      strstr(why, ".pub beside it is its public key); a peer's public key") != NULL,
+                  "%s", why);
+    ck_assert_mem_eq(pub, zero, sizeof pub);
+    ck_assert_int_eq(mbsc_public_key_load(pub, tpath("alice.key.pub"), why, sizeof why), MBSC_OK);
+    /* A public key beside an unrelated NAME.pub, and a private key without one, load. */
+    write_str(tpath("bob"), BOB_PUB_B64 "\n", 0644);
+    write_str(tpath("bob.pub"), ALICE_PUB_B64 "\n", 0644);
+    ck_assert_int_eq(mbsc_public_key_load(pub, tpath("bob"), why, sizeof why), MBSC_OK);
+    write_str(tpath("lone.key"), "XasIfmJKikt54X+Lg4AO5m87sSkmGLb9HC+LJ/+I4Os=\n", 0600);
+    ck_assert_int_eq(mbsc_public_key_load(pub, tpath("lone.key"), why, sizeof why), MBSC_OK);
+}
+END_TEST
+
 /* A program's own file, read under a public key's rules (mbsc_trusted_file_read). */
 START_TEST(test_trusted_file_read)
 {
@@ -1509,6 +1539,7 @@ Suite *keys_suite(void)
     tcase_add_test(tc, test_public_permissions);
     tcase_add_test(tc, test_load_unreadable);
     tcase_add_test(tc, test_keypair_load_refuses_pub);
+    tcase_add_test(tc, test_public_load_refuses_private);
     tcase_add_test(tc, test_trusted_file_read);
     tcase_add_loop_test(tc, test_load_format, 0, (int)(sizeof bad_files / sizeof bad_files[0]));
     tcase_add_test(tc, test_load_line_ends);

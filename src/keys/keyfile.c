@@ -211,12 +211,49 @@ MBSC_API int mbsc_psk_load(uint8_t psk[MBSC_KEY_BYTES], const char *path, char *
     return load_key(psk, path, MBSC_KEYIO_SECRET, why, why_len);
 }
 
+/*
+ * A private key and a public key look alike on disk, so a private key
+ * given where a peer's public key belongs (--peer gateway.key) would load,
+ * fail every handshake as "wrong --peer", and sit in memory, and perhaps in
+ * a log line, as if it could be shown.  mbsc-keygen writes the public key
+ * beside it as NAME.pub: when that file holds the public key of what was
+ * loaded, what was loaded is a private key.  Exact, so never a false alarm.
+ */
+static int is_private_beside_its_pub(const uint8_t key[MBSC_KEY_BYTES], const char *path)
+{
+    char pub_path[4096], quiet[8];
+    uint8_t pub[MBSC_KEY_BYTES], derived[MBSC_KEY_BYTES];
+    int found = 0;
+
+    if (strlen(path) + sizeof ".pub" > sizeof pub_path)
+        return 0;
+    memcpy(pub_path, path, strlen(path));
+    memcpy(pub_path + strlen(path), ".pub", sizeof ".pub");
+    if (load_key(pub, pub_path, MBSC_KEYIO_PUBLIC, quiet, sizeof quiet) == MBSC_OK &&
+        crypto_scalarmult_base(derived, key) == 0)
+        found = sodium_memcmp(derived, pub, sizeof pub) == 0;
+    mbsc_wipe(derived, sizeof derived);
+    mbsc_wipe(pub, sizeof pub);
+    return found;
+}
+
 MBSC_API int mbsc_public_key_load(uint8_t public_key[MBSC_KEY_BYTES], const char *path, char *why,
                                   size_t why_len)
 {
+    int rc;
+
     if (public_key == NULL) {
         mbsc_why(why, why_len, "invalid argument");
         return MBSC_ERR_INVALID_ARG;
     }
-    return load_key(public_key, path, MBSC_KEYIO_PUBLIC, why, why_len);
+    rc = load_key(public_key, path, MBSC_KEYIO_PUBLIC, why, why_len);
+    if (rc == MBSC_OK && mbsc_init() == MBSC_OK && is_private_beside_its_pub(public_key, path)) {
+        mbsc_wipe(public_key, MBSC_KEY_BYTES);
+        mbsc_why(why, why_len,
+                 "%s: this is a private key (%s.pub beside it is its public key); a peer's "
+                 "public key is wanted here: give %s.pub, the file that can be copied around",
+                 path, path, path);
+        rc = MBSC_ERR_KEY_FILE_FORMAT;
+    }
+    return rc;
 }
