@@ -15,12 +15,14 @@
 
 #include "log.h"
 #include "secrets.h"
+#include "tls_conf.h"
 
 void gw_secrets_free(struct gw_secrets *s)
 {
     mbsc_config_free(s->cfg);
     mbsc_allowlist_free(s->allow);
     mbsc_policy_free(s->policy);
+    gw_tls_free(s->tls);
     memset(s, 0, sizeof *s);
 }
 
@@ -32,6 +34,21 @@ static int fail(struct gw_secrets *s, int r, const char *what, char *why, size_t
     return -1;
 }
 
+/* The policy, for mbsc and TLS masters alike; 0, or -1 with why (s freed). */
+static int load_policy(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len)
+{
+    const char *w;
+    size_t i;
+    int r = mbsc_policy_load(&s->policy, o->policy, why, why_len);
+
+    if (r != MBSC_OK)
+        return fail(s, r, o->policy, why, why_len);
+    /* Rules that grant more than they seem, at start and at every reload. */
+    for (i = 0; (w = mbsc_policy_warning(s->policy, i)) != NULL; i++)
+        gw_log(GW_WARN, "%s", w);
+    return 0;
+}
+
 int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len)
 {
     int server = o->mode == GW_MODE_SERVER;
@@ -41,6 +58,12 @@ int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why,
 
     memset(s, 0, sizeof *s);
     why[0] = '\0';
+    if (server && gw_tls_load(&s->tls, o, why, why_len) != 0)
+        return fail(s, MBSC_ERR_INVALID_ARG, "TLS", why, why_len);
+    if (server && o->policy != NULL && load_policy(s, o, why, why_len) != 0)
+        return -1;
+    if (server && o->listen == NULL)
+        return 0; /* TLS masters only: no mbsc key, allow-list or session config */
     s->cfg = mbsc_config_new(server ? MBSC_ROLE_SLAVE : MBSC_ROLE_MASTER);
     if (s->cfg == NULL)
         return fail(s, MBSC_ERR_NOMEM, "config", why, why_len);
@@ -71,17 +94,6 @@ int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why,
         if (mbsc_allowlist_count(s->allow) == 0)
             gw_log(GW_WARN, "%s lists no master: nobody can connect", o->authorized);
         (void)mbsc_config_set_allowlist(s->cfg, s->allow);
-        if (o->policy != NULL) {
-            const char *w;
-            size_t i;
-
-            r = mbsc_policy_load(&s->policy, o->policy, why, why_len);
-            if (r != MBSC_OK)
-                return fail(s, r, o->policy, why, why_len);
-            /* Rules that grant more than they seem, at start and at every reload. */
-            for (i = 0; (w = mbsc_policy_warning(s->policy, i)) != NULL; i++)
-                gw_log(GW_WARN, "%s", w);
-        }
     } else {
         r = mbsc_public_key_load(key, o->peer, why, why_len);
         if (r == MBSC_OK)

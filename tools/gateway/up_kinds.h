@@ -14,11 +14,12 @@
 
 #include "upstream.h"
 
-extern const struct gw_up_kind gw_up_plain, gw_up_mbsc;
+extern const struct gw_up_kind gw_up_plain, gw_up_mbsc, gw_up_tls;
 
 /*
  * The kind for target: with cfg (client mode), an mbsc session; without,
- * plain Modbus/TCP for "HOST:PORT".  NULL with why (naming the target and
+ * plain Modbus/TCP for "HOST:PORT", Modbus/TCP Security (up_tls.c) for
+ * "mbaps://HOST:PORT".  NULL with why (naming the target and
  * the forms it may take) for a target no kind takes.
  */
 const struct gw_up_kind *gw_up_kind_for(const char *target, const mbsc_config *cfg, char *why,

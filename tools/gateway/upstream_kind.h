@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * upstream_kind.h - what upstream.c shares with the kinds of upstream
- * (up_plain.c, up_mbsc.c), and nobody else.
+ * (up_plain.c, up_mbsc.c, up_tls.c), and nobody else.
  *
  * upstream.c owns the life of a connection: the state, the connect
  * deadline, the backoff, the counters, the TCP connect itself and the
@@ -19,6 +19,8 @@
 
 struct gw_up_kind {
     const char *name;
+    /* A prefix of targets of this kind that is not part of HOST:PORT ("mbaps://"), or NULL. */
+    const char *scheme;
     /*
      * The TCP connection is up on fd (non-blocking, TCP_NODELAY): set up
      * (the mbsc kind starts its handshake; the plain kind is ready at
@@ -50,6 +52,9 @@ struct gw_up_mbsc_state {
     mbsc_link link;
 };
 
+/* The TLS kind's state is allocated per connection (up_tls.c): OpenSSL allocates anyway. */
+struct gw_up_tls_state;
+
 struct gw_upstream {
     const struct gw_up_kind *kind;
     struct gw_loop *loop;
@@ -70,6 +75,7 @@ struct gw_upstream {
     union {
         struct gw_up_plain_state plain;
         struct gw_up_mbsc_state mbsc;
+        struct gw_up_tls_state *tls;
     } k;
 };
 
