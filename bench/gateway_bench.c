@@ -285,41 +285,52 @@ static void start_client(struct gwp *g, const char *program, const char *server)
         die("the client gateway did not start");
 }
 
-/* Requests per second with in_flight, over runs alternating between the programs. */
+/* Runs per program in the requests/s rows: the median of five resists one noisy run. */
+#define THROUGHPUT_RUNS 5
+
+/* Requests per second with in_flight: the median over runs alternating between the programs. */
 static void throughput_rows(const char *const *programs, int n_prog, int plc_port, int m,
                             int seconds, const char *in_flight)
 {
-    double sum[2] = {0, 0};
+    double rps[2][THROUGHPUT_RUNS], med[2] = {0, 0};
     int run, k, failures[2] = {0, 0};
 
-    for (run = 0; run < 2; run++)
+    for (run = 0; run < THROUGHPUT_RUNS; run++)
         for (k = 0; k < n_prog; k++) {
             struct gwp srv;
             int f = 0;
 
             start_server(&srv, programs[k], plc_port, in_flight);
-            sum[k] += throughput(srv.addr, m, seconds, &f);
+            rps[k][run] = throughput(srv.addr, m, seconds, &f);
             failures[k] += f;
             (void)gw_finish(&srv, SIGTERM);
         }
-    for (k = 0; k < n_prog; k++)
-        printf("  --max-in-flight %s, %-10s %10.0f requests/s (%d failed)\n", in_flight,
-               k == 0 ? "this build" : "compared", sum[k] / 2, failures[k]);
+    for (k = 0; k < n_prog; k++) {
+        qsort(rps[k], THROUGHPUT_RUNS, sizeof rps[k][0], cmp_double);
+        med[k] = rps[k][THROUGHPUT_RUNS / 2];
+        printf(
+            "  --max-in-flight %s, %-10s %10.0f requests/s (median; range %.0f-%.0f; %d failed)\n",
+            in_flight, k == 0 ? "this build" : "compared", med[k], rps[k][0],
+            rps[k][THROUGHPUT_RUNS - 1], failures[k]);
+    }
     if (n_prog == 2)
-        printf("  --max-in-flight %s: this build / compared %.2f\n", in_flight, sum[0] / sum[1]);
+        printf("  --max-in-flight %s: this build / compared %.2f\n", in_flight, med[0] / med[1]);
 }
 
 int main(int argc, char **argv)
 {
-    int count = 2000, seconds = 3, m = 50, i, k, r, n_prog = 1, n_paths = 0;
+    int count = 2000, seconds = 2, m = 50, i, k, r, n_prog = 1, n_paths = 0;
     const char *programs[2] = {"tools/mbsc-gateway", NULL};
     struct plc plc[3]; /* the harness's PLC serves one connection: one for each path's server */
     struct gwp srv[2], cli[2];
     struct path paths[5];
     char why[MBSC_WHY_SIZE], plc_addr[32];
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--count") == 0)
+    for (i = 1; i < argc; i += 2) {
+        if (i + 1 == argc)
+            die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
+                "[--compare PATH]");
+        else if (strcmp(argv[i], "--count") == 0)
             count = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seconds") == 0)
             seconds = atoi(argv[i + 1]);
@@ -403,8 +414,8 @@ int main(int argc, char **argv)
                (paths[1].median - paths[0].median) / (paths[3].median - paths[0].median),
                (paths[2].median - paths[0].median) / (paths[4].median - paths[0].median));
 
-    printf("\n%d masters through one server gateway, %d s per run, the mean of 2 runs%s:\n", m,
-           seconds, n_prog == 2 ? " of each, alternating" : "");
+    printf("\n%d masters through one server gateway, %d s per run, the median of %d runs%s:\n", m,
+           seconds, THROUGHPUT_RUNS, n_prog == 2 ? " of each, alternating" : "");
     throughput_rows(programs, n_prog, plc[1].port, m, seconds, "1");
     throughput_rows(programs, n_prog, plc[1].port, m, seconds, "8");
 

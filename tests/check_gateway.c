@@ -281,6 +281,7 @@ END_TEST
 
 struct held_read {
     modbus_t *ctx;
+    int addr;
     int rc, err;
     uint16_t v;
 };
@@ -290,7 +291,7 @@ static void *held_read_main(void *arg)
     struct held_read *h = arg;
 
     errno = 0;
-    h->rc = modbus_read_registers(h->ctx, 42, 1, &h->v);
+    h->rc = modbus_read_registers(h->ctx, h->addr, 1, &h->v);
     h->err = errno;
     return NULL;
 }
@@ -344,6 +345,7 @@ START_TEST(t_drain_refuses_new_answers_in_flight)
     ck_assert_int_eq(tcp_connect_errno(g.addr), 0);
     memset(&h, 0, sizeof h);
     h.ctx = master(&g, 0);
+    h.addr = 42;
     plc_set_fault(&plc, PLC_HOLD);
     ck_assert_int_eq(pthread_create(&th, NULL, held_read_main, &h), 0);
     /* The request is at the PLC, unanswered: it is in flight when the stop comes. */
@@ -670,6 +672,77 @@ START_TEST(t_two_masters_share_one_upstream)
 }
 END_TEST
 
+/*
+ * An upstream that accepts and closes at once (a PLC whose connections are
+ * all taken does that; so does a server gateway that refuses a session
+ * when it confirms): each connection is "ready" for an instant and never
+ * answers.  The gateway must back off between attempts, not reconnect in
+ * a loop: 100 + 200 + 400 + 800 ms fit in 1.5 s, so at most five attempts
+ * then (a reconnect at once after each close would be hundreds).
+ */
+struct slammer {
+    pthread_t th;
+    int lfd, port, stop;
+    unsigned accepts;
+};
+
+static void *slammer_main(void *arg)
+{
+    struct slammer *s = arg;
+
+    while (!s->stop) {
+        struct pollfd pfd = {s->lfd, POLLIN, 0};
+        int fd;
+
+        if (poll(&pfd, 1, 50) != 1)
+            continue;
+        fd = accept(s->lfd, NULL, NULL);
+        if (fd >= 0) {
+            __atomic_add_fetch(&s->accepts, 1, __ATOMIC_SEQ_CST);
+            close(fd);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(t_upstream_that_closes_at_once_backs_off)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    struct slammer s;
+    struct gwp g;
+    char up[64];
+    unsigned n;
+    long long t0;
+    const char *args[] = {
+        "server",          "--listen",     "127.0.0.1:0",        "--upstream",      up,     "--key",
+        path_of("gw.key"), "--authorized", path_of("allow.txt"), "--reconnect-max", "5000", NULL};
+
+    memset(&s, 0, sizeof s);
+    s.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(s.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(s.lfd, 64), 0);
+    ck_assert_int_eq(getsockname(s.lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(up, sizeof up, "127.0.0.1:%d", ntohs(sa.sin_port));
+    ck_assert_int_eq(pthread_create(&s.th, NULL, slammer_main, &s), 0);
+    two_masters_allowed(NULL, NULL);
+    ck_assert_msg(gw_spawn(&g, args), "the gateway did not start: %s", g.log);
+    t0 = tu_now_ms();
+    while (tu_now_ms() - t0 < 1500)
+        (void)read_log(&g, 100);
+    n = __atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST);
+    ck_assert_msg(n >= 2 && n <= 5, "%u connections in 1.5 s; log ends: %s", n,
+                  g.log + (g.log_len > 300 ? g.log_len - 300 : 0));
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
+    s.stop = 1;
+    pthread_join(s.th, NULL);
+    close(s.lfd);
+}
+END_TEST
+
 START_TEST(t_plc_goes_away_and_comes_back)
 {
     struct gwp g;
@@ -818,6 +891,60 @@ START_TEST(t_master_gone_before_its_timeout)
     mbsc_modbus_close(m);
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
     hanging_close(&h);
+}
+END_TEST
+
+/*
+ * A PLC that answers after the gateway's request timeout: the master gets
+ * 0B for that request, and the late answer, which arrives while the
+ * master's next request waits upstream, is dropped; the next request
+ * gets its own answer.  The master is an mbsc one (server mode) or a
+ * plain libmodbus client through a client gateway whose request timeout
+ * is the shorter one (client mode: the server gateway's answer is the
+ * late one).
+ */
+static void late_answer_dropped(const struct gwp *front, const struct gwp *dropper, modbus_t *m)
+{
+    struct held_read h;
+    pthread_t th;
+    uint16_t v = 0;
+
+    plc_set_register(&plc, 1, 111);
+    plc_set_register(&plc, 2, 222);
+    ck_assert_int_eq(modbus_read_registers(m, 1, 1, &v), 1); /* the upstream is up */
+    plc_set_fault(&plc, PLC_HOLD);
+    errno = 0;
+    ck_assert_int_eq(modbus_read_registers(m, 1, 1, &v), -1);
+    ck_assert_int_eq(errno, EMBXGTAR);
+    ck_assert_msg(plc_wait_held(&plc, WAIT_MS), "the PLC got no request: %s", front->log);
+    memset(&h, 0, sizeof h);
+    h.ctx = m;
+    h.addr = 2;
+    ck_assert_int_eq(pthread_create(&th, NULL, held_read_main, &h), 0);
+    /* The next request is at the PLC, behind the held one: the late answer comes first. */
+    ck_assert_msg(plc_wait_queued(&plc, WAIT_MS), "the next request did not reach the PLC: %s",
+                  dropper->log);
+    plc_release(&plc);
+    pthread_join(th, NULL);
+    ck_assert_msg(h.rc == 1, "the next read: %d (%s); log: %s", h.rc, modbus_strerror(h.err),
+                  dropper->log);
+    ck_assert_uint_eq(h.v, 222);
+    ck_assert_int_eq(modbus_read_registers(m, 1, 1, &v), 1);
+    ck_assert_uint_eq(v, 111);
+}
+
+START_TEST(t_late_answer_dropped)
+{
+    struct gwp g;
+    modbus_t *m;
+
+    two_masters_allowed(NULL, NULL);
+    request_timeout = "300";
+    start_server(&g, 0, "127.0.0.1:0");
+    m = master(&g, 0);
+    late_answer_dropped(&g, &g, m);
+    mbsc_modbus_close(m);
+    ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
 }
 END_TEST
 
@@ -1404,6 +1531,133 @@ static modbus_t *plain_client(const struct gwp *g)
     return ctx;
 }
 
+/*
+ * An mbsc slave in a thread, upstream of a client gateway, that answers
+ * its second request late: only once the third has come, which proves the
+ * third is waiting at the gateway when the late answer arrives.  Register
+ * a reads 0xAB00 + a.
+ */
+struct late_slave {
+    pthread_t th;
+    mbsc_listener *l;
+    mbsc_config *cfg;
+    mbsc_allowlist *allow;
+    char addr[MBSC_ADDRSTRLEN];
+    int rc;
+};
+
+static size_t read_answer(const uint8_t *req, size_t len, uint8_t *rsp)
+{
+    unsigned start = (unsigned)(req[8] << 8 | req[9]), n = (unsigned)(req[10] << 8 | req[11]), i;
+
+    if (len != 12 || req[7] != 0x03 || n == 0 || n > 125) {
+        /* Anything else: exception 01 (illegal function). */
+        memcpy(rsp, req, 4);
+        rsp[4] = 0;
+        rsp[5] = 3;
+        rsp[6] = req[6];
+        rsp[7] = (uint8_t)(req[7] | 0x80);
+        rsp[8] = 0x01;
+        return 9;
+    }
+    memcpy(rsp, req, 4);
+    rsp[4] = (uint8_t)((3 + 2 * n) >> 8);
+    rsp[5] = (uint8_t)(3 + 2 * n);
+    rsp[6] = req[6];
+    rsp[7] = 0x03;
+    rsp[8] = (uint8_t)(2 * n);
+    for (i = 0; i < n; i++) {
+        rsp[9 + 2 * i] = 0xAB;
+        rsp[10 + 2 * i] = (uint8_t)(start + i);
+    }
+    return 9 + 2 * n;
+}
+
+static void *late_slave_main(void *arg)
+{
+    struct late_slave *sl = arg;
+    uint8_t req[300], held[300], rsp[300];
+    size_t len, held_len = 0;
+    unsigned requests = 0;
+    mbsc_conn *c = NULL;
+    int r = mbsc_accept(sl->l, sl->cfg, WAIT_MS, &c, NULL, 0);
+
+    while (r == MBSC_OK && (r = mbsc_conn_recv(c, req, sizeof req, &len, WAIT_MS)) == MBSC_OK) {
+        if (len == 0)
+            continue; /* keep-alive */
+        if (++requests == 2) {
+            memcpy(held, req, len);
+            held_len = len;
+            continue;
+        }
+        if (held_len != 0) {
+            r = mbsc_conn_send(c, rsp, read_answer(held, held_len, rsp), WAIT_MS);
+            held_len = 0;
+        }
+        if (r == MBSC_OK)
+            r = mbsc_conn_send(c, rsp, read_answer(req, len, rsp), WAIT_MS);
+    }
+    sl->rc = r;
+    mbsc_conn_close(c);
+    return NULL;
+}
+
+START_TEST(t_late_answer_dropped_client_mode)
+{
+    struct late_slave sl;
+    mbsc_keypair slave_kp = gw_kp;
+    struct gwp cli;
+    uint16_t v[2];
+    modbus_t *m;
+    const char *args[] = {"client",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--upstream",
+                          NULL,
+                          "--key",
+                          path_of("client.key"),
+                          "--peer",
+                          path_of("gw.pub"),
+                          "--request-timeout",
+                          "300",
+                          NULL};
+
+    memset(&sl, 0, sizeof sl);
+    sl.allow = mbsc_allowlist_new();
+    sl.cfg = mbsc_config_new(MBSC_ROLE_SLAVE);
+    ck_assert_ptr_nonnull(sl.allow);
+    ck_assert_ptr_nonnull(sl.cfg);
+    ck_assert_int_eq(mbsc_allowlist_add(sl.allow, other_gw_kp.public_key, "scada", NULL), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_keypair(sl.cfg, &slave_kp), MBSC_OK);
+    ck_assert_int_eq(mbsc_config_set_allowlist(sl.cfg, sl.allow), MBSC_OK);
+    ck_assert_int_eq(mbsc_listen("127.0.0.1:0", &sl.l, NULL, 0), MBSC_OK);
+    ck_assert_int_eq(mbsc_listener_address(sl.l, sl.addr, sizeof sl.addr), MBSC_OK);
+    ck_assert_int_eq(pthread_create(&sl.th, NULL, late_slave_main, &sl), 0);
+    args[4] = sl.addr;
+    ck_assert_msg(gw_spawn(&cli, args), "the client gateway did not start: %s", cli.log);
+    m = plain_client(&cli);
+    ck_assert_int_eq(modbus_read_registers(m, 4, 1, v), 1);
+    ck_assert_uint_eq(v[0], 0xAB04);
+    errno = 0;
+    ck_assert_int_eq(modbus_read_registers(m, 1, 1, v), -1); /* held: 0B from the gateway */
+    ck_assert_int_eq(errno, EMBXGTAR);
+    /* Its answer comes once this request is at the slave; this one gets its own. */
+    ck_assert_msg(modbus_read_registers(m, 2, 2, v) == 2, "read: %s; log: %s",
+                  modbus_strerror(errno), cli.log);
+    ck_assert_uint_eq(v[0], 0xAB02);
+    ck_assert_uint_eq(v[1], 0xAB03);
+    ck_assert_int_eq(modbus_read_registers(m, 9, 1, v), 1);
+    ck_assert_uint_eq(v[0], 0xAB09);
+    modbus_close(m);
+    modbus_free(m);
+    ck_assert_int_eq(gw_finish(&cli, SIGTERM), 0);
+    pthread_join(sl.th, NULL);
+    mbsc_listener_close(sl.l);
+    mbsc_config_free(sl.cfg);
+    mbsc_allowlist_free(sl.allow);
+}
+END_TEST
+
 START_TEST(t_client_gateway_to_server_gateway)
 {
     struct gwp srv, cli, srv2;
@@ -1871,8 +2125,11 @@ Suite *gateway_suite(void)
     tcase_add_test(tc, t_roles_read_only_master);
     tcase_add_test(tc, t_two_masters_share_one_upstream);
     tcase_add_test(tc, t_plc_goes_away_and_comes_back);
+    tcase_add_test(tc, t_upstream_that_closes_at_once_backs_off);
     tcase_add_test(tc, t_silent_and_malformed_plc);
     tcase_add_test(tc, t_master_gone_before_its_timeout);
+    tcase_add_test(tc, t_late_answer_dropped);
+    tcase_add_test(tc, t_late_answer_dropped_client_mode);
     tcase_add_test(tc, t_bad_policy_refused_with_line);
     tcase_add_test(tc, t_policy_warnings_at_start_and_reload);
     tcase_add_test(tc, t_reload_adds_removes_and_changes_roles);

@@ -16,10 +16,12 @@
 #include <check.h>
 #include <errno.h>
 #include <modbus.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "mbsc.h"
@@ -215,6 +217,8 @@ enum script {
     SCRIPT_ANSWER,      /* answer every request */
     SCRIPT_SKIP_FIRST,  /* ignore the first request, answer the others */
     SCRIPT_CLOSE_FIRST, /* close on the first request */
+    SCRIPT_LATE_NEXT,   /* answer the first request only once the second has come */
+    SCRIPT_LATE_GAP,    /* answer the first request only once slave_release() says so */
 };
 
 struct slave {
@@ -226,12 +230,17 @@ struct slave {
     int connections; /* served (accepted) */
     int rc;          /* of the last connection */
     unsigned requests;
+    int release[2]; /* SCRIPT_LATE_GAP: the test writes a byte when the answer may go */
 };
 
-/* The reply to "read holding registers": register i holds 0xAB00 + i. */
+/*
+ * The reply to "read holding registers": register a holds 0xAB00 + a, so
+ * that an answer shows which request it was made for.
+ */
 static size_t read_reply(const uint8_t *req, size_t len, uint8_t *rsp)
 {
     unsigned n = len >= 12 ? (unsigned)(req[10] << 8 | req[11]) : 0, i;
+    unsigned start = len >= 12 ? (unsigned)(req[8] << 8 | req[9]) : 0;
 
     if (len != 12 || req[7] != 0x03 || n == 0 || n > 125)
         n = 1;
@@ -243,16 +252,31 @@ static size_t read_reply(const uint8_t *req, size_t len, uint8_t *rsp)
     rsp[8] = (uint8_t)(2 * n);
     for (i = 0; i < n; i++) {
         rsp[9 + 2 * i] = 0xAB;
-        rsp[10 + 2 * i] = (uint8_t)i;
+        rsp[10 + 2 * i] = (uint8_t)(start + i);
     }
     return 9 + 2 * n;
 }
 
+/* SCRIPT_LATE_GAP: wait until the test releases the held answer. */
+static int wait_release(struct slave *sl)
+{
+    struct pollfd pfd = {sl->release[0], POLLIN, 0};
+    char b;
+
+    return poll(&pfd, 1, LONG_MS) == 1 && read(sl->release[0], &b, 1) == 1 ? MBSC_OK
+                                                                           : MBSC_ERR_TIMEOUT;
+}
+
+static void slave_release(struct slave *sl)
+{
+    ck_assert_int_eq((int)write(sl->release[1], "r", 1), 1);
+}
+
 static int serve_one(struct slave *sl)
 {
-    uint8_t req[300], rsp[300];
+    uint8_t req[300], rsp[300], held[300];
     mbsc_conn *c = NULL;
-    size_t len;
+    size_t len, held_len = 0;
     int r = mbsc_accept(sl->l, peers.scfg, LONG_MS, &c, NULL, 0);
 
     if (r != MBSC_OK)
@@ -266,6 +290,22 @@ static int serve_one(struct slave *sl)
             break;
         if (sl->script == SCRIPT_SKIP_FIRST && sl->requests == 1)
             continue;
+        if (sl->script == SCRIPT_LATE_NEXT && sl->requests == 1) {
+            memcpy(held, req, len); /* answered after the next request */
+            held_len = len;
+            continue;
+        }
+        if (sl->script == SCRIPT_LATE_GAP && sl->requests == 1) {
+            r = wait_release(sl);
+            if (r != MBSC_OK)
+                break;
+        }
+        if (held_len != 0) {
+            r = mbsc_conn_send(c, rsp, read_reply(held, held_len, rsp), LONG_MS);
+            held_len = 0;
+            if (r != MBSC_OK)
+                break;
+        }
         r = mbsc_conn_send(c, rsp, read_reply(req, len, rsp), LONG_MS);
         if (r != MBSC_OK)
             break;
@@ -292,6 +332,7 @@ static void slave_start_n(struct slave *sl, enum script script, int serve)
     memset(sl, 0, sizeof *sl);
     sl->script = script;
     sl->serve = serve;
+    ck_assert_int_eq(pipe(sl->release), 0);
     ck_assert_int_eq(mbsc_listen("127.0.0.1:0", &sl->l, NULL, 0), MBSC_OK);
     ck_assert_int_eq(mbsc_listener_address(sl->l, sl->addr, sizeof sl->addr), MBSC_OK);
     ck_assert_int_eq(pthread_create(&sl->thread, NULL, slave_main, sl), 0);
@@ -306,6 +347,8 @@ static void slave_finish(struct slave *sl)
 {
     ck_assert_int_eq(pthread_join(sl->thread, NULL), 0);
     mbsc_listener_close(sl->l);
+    close(sl->release[0]);
+    close(sl->release[1]);
 }
 
 static modbus_t *connect_ok(const char *addr)
@@ -320,15 +363,29 @@ static modbus_t *connect_ok(const char *addr)
     return ctx;
 }
 
-static void read_ok(modbus_t *ctx, int nb)
+/* Read nb registers from addr: the answer must be the one to this request. */
+static void read_at_ok(modbus_t *ctx, int addr, int nb)
 {
     uint16_t regs[125];
     int i;
 
-    ck_assert_msg(modbus_read_registers(ctx, 0, nb, regs) == nb, "read: %s (%s)",
+    ck_assert_msg(modbus_read_registers(ctx, addr, nb, regs) == nb, "read %d:%d: %s (%s)", addr, nb,
                   modbus_strerror(errno), mbsc_strerror(mbsc_modbus_error(ctx)));
     for (i = 0; i < nb; i++)
-        ck_assert_uint_eq(regs[i], 0xAB00u + (unsigned)i);
+        ck_assert_uint_eq(regs[i], 0xAB00u + (unsigned)(addr + i));
+}
+
+static void read_ok(modbus_t *ctx, int nb)
+{
+    read_at_ok(ctx, 0, nb);
+}
+
+/* Wait until what the slave sent has reached the context's descriptor. */
+static void wait_readable(modbus_t *ctx)
+{
+    struct pollfd pfd = {modbus_get_socket(ctx), POLLIN, 0};
+
+    ck_assert_int_eq(poll(&pfd, 1, LONG_MS), 1);
 }
 
 /* --- Which path ------------------------------------------------------------------ */
@@ -524,6 +581,74 @@ START_TEST(test_raw_request)
 }
 END_TEST
 
+/*
+ * A slave answers the first request only after the master's response
+ * timeout, once the second request has come: that late answer carries the
+ * first request's transaction id and must not be taken for the second's.
+ * The second read gets its own answer, the late one is counted.
+ */
+START_TEST(test_late_answer_during_next)
+{
+    struct slave sl;
+    uint16_t reg;
+    modbus_t *ctx;
+
+    slave_start(&sl, SCRIPT_LATE_NEXT);
+    ctx = connect_ok(sl.addr);
+    ck_assert_int_eq(mbsc_modbus_dropped_answers(ctx), 0);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, 0, 300000), 0);
+    ck_assert_int_eq(modbus_read_registers(ctx, 1, 1, &reg), -1);
+    ck_assert_int_eq(errno, ETIMEDOUT);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, LONG_MS / 1000, 0), 0);
+    read_at_ok(ctx, 2, 3);
+    read_at_ok(ctx, 7, 1);
+    ck_assert_int_eq(mbsc_modbus_dropped_answers(ctx), 1);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_OK);
+    mbsc_modbus_close(ctx);
+    slave_finish(&sl);
+    ck_assert_uint_eq(sl.requests, 3);
+}
+END_TEST
+
+/*
+ * The late answer arrives after the timeout and before the next request.
+ * Synchronous path: it waits in the TCP connection and is dropped when the
+ * next request's wait meets it.  Pump: the pump has already handed it to
+ * libmodbus's socket (nothing tells the pump that libmodbus gave up), so
+ * the next call reads it and fails (libmodbus checks the transaction id);
+ * the pump sees that call read the stale answer and drops that call's own
+ * answer, so that the call after it, and every later one, gets its own.
+ */
+START_TEST(test_late_answer_before_next)
+{
+    struct slave sl;
+    uint16_t regs[3];
+    modbus_t *ctx;
+
+    slave_start(&sl, SCRIPT_LATE_GAP);
+    ctx = connect_ok(sl.addr);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, 0, 300000), 0);
+    ck_assert_int_eq(modbus_read_registers(ctx, 1, 1, regs), -1);
+    ck_assert_int_eq(errno, ETIMEDOUT);
+    slave_release(&sl);
+    wait_readable(ctx);
+    ck_assert_int_eq(modbus_set_response_timeout(ctx, LONG_MS / 1000, 0), 0);
+    if (mbsc_modbus_path(ctx) == MBSC_MODBUS_PATH_SYNC) {
+        read_at_ok(ctx, 2, 3);
+    } else {
+        ck_assert_int_eq(modbus_read_registers(ctx, 2, 3, regs), -1);
+        ck_assert_int_eq(errno, EMBBADDATA);
+    }
+    read_at_ok(ctx, 5, 2);
+    read_at_ok(ctx, 9, 1);
+    ck_assert_int_eq(mbsc_modbus_dropped_answers(ctx), 1);
+    ck_assert_int_eq(mbsc_modbus_error(ctx), MBSC_OK);
+    mbsc_modbus_close(ctx);
+    slave_finish(&sl);
+    ck_assert_uint_eq(sl.requests, 4);
+}
+END_TEST
+
 /* --- Reconnecting ------------------------------------------------------------------ */
 
 START_TEST(test_reconnect_args)
@@ -654,6 +779,8 @@ Suite *modbus_client_suite(void)
     tcase_add_test(tc, test_close_then_free);
     tcase_add_test(tc, test_slave_hangs_up);
     tcase_add_test(tc, test_raw_request);
+    tcase_add_test(tc, test_late_answer_during_next);
+    tcase_add_test(tc, test_late_answer_before_next);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("reconnect");

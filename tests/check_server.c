@@ -4,16 +4,19 @@
  * the test's own thread: answers later and in order, skip and close, the
  * limits and their defaults, the unconfirmed budgets (per address,
  * eviction that spares progress and confirmed sessions), the idle timeout,
- * descriptors running out (the reserve), the one descriptor for an
- * external loop, the events, and reloads that meet masters in their
- * handshake.  Masters run in threads on the blocking connection API, or
- * are driven by hand (tu_hand_*) where a test must hold one between
- * message 2 and its confirming frame; nothing sleeps to synchronise.
+ * the dead-peer probes (TCP keepalive) on accepted sockets, descriptors
+ * running out (the reserve), the one descriptor for an external loop, the
+ * events, and reloads that meet masters in their handshake.  Masters run
+ * in threads on the blocking connection API, or are driven by hand
+ * (tu_hand_*) where a test must hold one between message 2 and its
+ * confirming frame; nothing sleeps to synchronise.
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -507,6 +510,92 @@ START_TEST(test_deadlines)
 }
 END_TEST
 
+/*
+ * The server's end of the one connection from client_fd: the descriptor in
+ * this process whose local address is client_fd's peer address (the test
+ * runs both ends).
+ */
+static int server_end_of(int client_fd)
+{
+    struct sockaddr_in want, got;
+    socklen_t len = sizeof want;
+    struct dirent *e;
+    DIR *d = opendir("/proc/self/fd");
+    int found = -1;
+
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(getpeername(client_fd, (struct sockaddr *)&want, &len), 0);
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name);
+        struct sockaddr_in peer;
+        socklen_t pl = sizeof peer, gl = sizeof got;
+
+        if (e->d_name[0] == '.' || fd == client_fd || fd == dirfd(d) ||
+            getsockname(fd, (struct sockaddr *)&got, &gl) != 0 || got.sin_family != AF_INET ||
+            got.sin_port != want.sin_port || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0)
+            continue; /* not a socket, another socket, or the listener */
+        found = fd;
+    }
+    closedir(d);
+    ck_assert_int_ge(found, 0);
+    return found;
+}
+
+/* SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT of fd, as "on/idle/intvl/cnt". */
+static void keepalive_of(int fd, char *out, size_t len)
+{
+    int on = 0, idle = 0, intvl = 0, cnt = 0;
+    socklen_t l = sizeof on;
+
+    ck_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, &l), 0);
+    ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &l), 0);
+    ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, &l), 0);
+    ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, &l), 0);
+    snprintf(out, len, "%s/%d/%d/%d", on ? "on" : "off", idle, intvl, cnt);
+}
+
+/*
+ * A peer whose host has gone (switched off, or a reset that reached only
+ * it) sends nothing, and a slave never sends unasked: without probes its
+ * session would stay for ever.  Accepted sockets are probed (TCP
+ * keepalive) so that such a connection ends within MBSC_SERVER_DEAD_PEER_MS
+ * of silence: half of it before the first probe, then three probes a sixth
+ * apart.  0 turns the probes off.
+ */
+START_TEST(test_dead_peer_probes)
+{
+    static const struct {
+        unsigned ms;
+        const char *expect;
+    } cases[] = {{30000, "on/15/5/3"}, {7000, "on/3/1/3"}, {1000, "on/1/1/3"}};
+    struct fixture f;
+    char got[64];
+    size_t i;
+    int fd;
+
+    fixture_start(&f, peers.scfg);
+    ck_assert_uint_eq(mbsc_server_get_limit(f.srv, MBSC_SERVER_DEAD_PEER_MS), 30000);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned accepted = (unsigned)stats(&f).accepted;
+
+        ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_DEAD_PEER_MS, cases[i].ms),
+                         MBSC_OK);
+        fd = raw_from("127.0.0.1", f.addr);
+        STEP_UNTIL(&f, stats(&f).accepted == accepted + 1);
+        keepalive_of(server_end_of(fd), got, sizeof got);
+        ck_assert_str_eq(got, cases[i].expect);
+        close(fd);
+    }
+    ck_assert_int_eq(mbsc_server_set_limit(f.srv, MBSC_SERVER_DEAD_PEER_MS, 0), MBSC_OK);
+    fd = raw_from("127.0.0.1", f.addr);
+    STEP_UNTIL(&f, stats(&f).accepted == 4);
+    keepalive_of(server_end_of(fd), got, sizeof got);
+    ck_assert_ptr_nonnull(strstr(got, "off/"));
+    close(fd);
+    mbsc_server_free(f.srv);
+}
+END_TEST
+
 /* Out of descriptors: waiting clients are accepted and closed, no spinning. */
 START_TEST(test_out_of_descriptors)
 {
@@ -960,6 +1049,7 @@ Suite *server_suite(void)
     tcase_add_test(tc, test_eviction_order);
     tcase_add_test(tc, test_confirmed_never_evicted);
     tcase_add_test(tc, test_deadlines);
+    tcase_add_test(tc, test_dead_peer_probes);
     tcase_add_test(tc, test_out_of_descriptors);
     tcase_add_test(tc, test_external_loop_one_fd);
     tcase_add_test(tc, test_replayed_message1);

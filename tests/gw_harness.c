@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,12 +56,13 @@ static void *plc_main(void *arg)
             int fd = accept(p->lfd, NULL, NULL);
 
             if (fd >= 0) {
+                pthread_mutex_lock(&p->mu);
                 if (cfd >= 0)
                     close(cfd);
                 cfd = fd;
                 modbus_set_socket(p->ctx, cfd);
-                pthread_mutex_lock(&p->mu);
                 p->accepts++;
+                p->conn_fd = cfd;
                 pthread_mutex_unlock(&p->mu);
             }
         }
@@ -68,8 +70,10 @@ static void *plc_main(void *arg)
             int n = modbus_receive(p->ctx, q);
 
             if (n <= 0) {
+                pthread_mutex_lock(&p->mu);
                 close(cfd);
-                cfd = -1;
+                cfd = p->conn_fd = -1;
+                pthread_mutex_unlock(&p->mu);
                 continue;
             }
             pthread_mutex_lock(&p->mu);
@@ -101,6 +105,7 @@ int plc_start(struct plc *p, int port)
     struct sockaddr_in sa;
     socklen_t len = sizeof sa;
 
+    p->conn_fd = -1;
     if (p->map == NULL) {
         p->map = modbus_mapping_new(100, 100, 100, 100);
         if (p->map == NULL)
@@ -201,6 +206,25 @@ int plc_wait_held(struct plc *p, int timeout_ms)
     ok = p->held > 0;
     pthread_mutex_unlock(&p->mu);
     return ok;
+}
+
+int plc_wait_queued(struct plc *p, int timeout_ms)
+{
+    long long end = tu_now_ms() + timeout_ms;
+
+    for (;;) {
+        int n = 0;
+
+        pthread_mutex_lock(&p->mu);
+        if (p->conn_fd < 0 || ioctl(p->conn_fd, FIONREAD, &n) != 0)
+            n = 0;
+        pthread_mutex_unlock(&p->mu);
+        if (n > 0)
+            return 1;
+        if (tu_now_ms() >= end)
+            return 0;
+        poll(NULL, 0, 5); /* the bytes arrive from another process: nothing to wait on */
+    }
 }
 
 void plc_release(struct plc *p)

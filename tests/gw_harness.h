@@ -41,6 +41,7 @@ struct plc {
     enum plc_fault fault; /* under mu */
     unsigned served;      /* requests answered (under mu) */
     int any_address;      /* listen on 0.0.0.0 instead of 127.0.0.1 */
+    int conn_fd;          /* the connection, -1 if none (under mu) */
 };
 
 /* Start on 127.0.0.1:port (0: any; 0.0.0.0 with any_address), keeping p->map if set; 0 or -1. */
@@ -56,6 +57,8 @@ void plc_set_fault(struct plc *p, enum plc_fault f);
 int plc_wait_held(struct plc *p, int timeout_ms);
 /* Answer the held request and go back to PLC_OK. */
 void plc_release(struct plc *p);
+/* Wait up to timeout_ms until bytes of a further request wait on the connection: 1, else 0. */
+int plc_wait_queued(struct plc *p, int timeout_ms);
 
 struct gwp {
     pid_t pid;

@@ -112,6 +112,20 @@ MBSC_API int mbsc_modbus_error(modbus_t *ctx);
 MBSC_API const mbsc_cipher *mbsc_modbus_cipher(modbus_t *ctx);
 
 /*
+ * Answers ctx's transport dropped because they were not for the request
+ * libmodbus was waiting for, counted since mbsc_modbus_connect(): late
+ * answers (a slave that answers after libmodbus's response timeout: their
+ * transaction id is not that of the request outstanding), second answers
+ * to one request, and on the pump path the answer to a call that libmodbus
+ * failed because the late answer had already reached it (see "Late
+ * answers" at the top of this file).  The transport keeps waiting for the
+ * right answer within the response timeout, so one slow answer does not
+ * shift every later one.  A count >= 0, or MBSC_ERR_INVALID_ARG if ctx is
+ * not one of ours; ctx must not be freed yet.
+ */
+MBSC_API int64_t mbsc_modbus_dropped_answers(modbus_t *ctx);
+
+/*
  * Let ctx reconnect securely.  Afterwards modbus_connect(ctx), and
  * libmodbus's MODBUS_ERROR_RECOVERY_LINK after a link error (set with
  * modbus_set_error_recovery), make a new TCP connection and a new

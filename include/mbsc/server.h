@@ -40,6 +40,14 @@
  *     sessions (default 0: none; programs on the server usually want a few
  *     minutes, so that a master that went away without a word, or holds a
  *     session for nothing, gives its slot back);
+ *   - dead peers (default 30000 ms): a slave never sends unasked, so a
+ *     master whose host has gone (switched off, cut off, or reset by a
+ *     middlebox that reached only its side) would keep its session for
+ *     ever; every accepted socket is probed (TCP keepalive: the first probe
+ *     after half the time, then three a sixth apart), so such a connection
+ *     ends within about that much silence.  A master that is alive
+ *     answers the probes in its TCP stack, however long it stays idle.
+ *     0: no probes;
  *   - out of descriptors (EMFILE/ENFILE): a reserve descriptor is closed to
  *     accept and close the waiting client, then reopened; no pause.
  * Connections refused or dropped before confirmation are not reported one
@@ -118,7 +126,8 @@ enum mbsc_server_limit {
     MBSC_SERVER_HANDSHAKE_TIMEOUT_MS = 4,        /* default 2000 */
     MBSC_SERVER_IDLE_TIMEOUT_MS = 5,             /* default 0: none */
     MBSC_SERVER_LOG_INTERVAL_MS = 6,             /* default 10000 */
-    MBSC_SERVER_MAX_SESSIONS_PER_KEY = 7         /* default 4 */
+    MBSC_SERVER_MAX_SESSIONS_PER_KEY = 7,        /* default 4 */
+    MBSC_SERVER_DEAD_PEER_MS = 8                 /* default 30000; 0: no probes */
 };
 
 /* Counters, for tests, monitoring and benchmarks. */

@@ -30,6 +30,29 @@
  *  - exit: libmodbus closed its end (modbus_close): the pump closes and
  *    wipes everything and its thread ends.
  *
+ * Late answers.  libmodbus sends one request, waits for its answer and,
+ * once its response timeout has passed, gives up and goes on; a slave
+ * that answers later must not have that answer taken for the next one
+ * (libmodbus would reject it for its transaction id, and every later call
+ * would meet the answer of the call before).  The pump notes the
+ * transaction id of every request libmodbus writes and hands over only
+ * the first answer that carries the id of the last one; any other is
+ * dropped and counted (mbsc_modbus_dropped_answers).  What the pump cannot
+ * know is when libmodbus gives up: an answer that arrives after the
+ * timeout but before the next request is still the awaited one, and goes
+ * into the pair, where libmodbus's next call reads it and fails.  That
+ * must cost that one call only, so the pump (on Linux) watches which came
+ * first: libmodbus writing its next request, or libmodbus reading the
+ * last of the answer it was given.  Both are events on the pump's end of
+ * the pair, made in that order by libmodbus's one thread, and an epoll
+ * set reports them in the order they happened when each has its own
+ * edge-triggered entry: input on the pair, and space freed on a second
+ * descriptor of it (the kernel signals freed space when the reader has
+ * consumed a buffer the pump wrote).  A request that comes while an
+ * answer is still unread in the pair will read that answer instead of its
+ * own: its own answer is dropped when it comes, and the call after it
+ * starts clean.  Elsewhere (no epoll) only the first rule applies.
+ *
  * The pump never dereferences the modbus_t: the application may free it at
  * any time.  mbsc_modbus_error() and mbsc_modbus_cipher() find a pump
  * context's record by its address in a registry (the adapter's only global
@@ -41,6 +64,7 @@
  * mbsc_modbus_connect() or mbsc_modbus_close().
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -48,6 +72,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+
+#ifdef __linux__
+#include <linux/sockios.h> /* SIOCOUTQ */
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#define PUMP_WATCHES_READS 1
+#else
+#define PUMP_WATCHES_READS 0
+#endif
 
 #include "mbsc/link.h"
 #include "modbus/modbus_internal.h"
@@ -66,6 +99,7 @@ struct mb_client {
     pthread_t thread;
     const mbsc_cipher *cipher; /* static descriptor, set before the pump starts */
     int error;                 /* first failure of the secure side; under the lock */
+    uint64_t dropped;          /* answers not for the request outstanding; under the lock */
     int exited;                /* the pump is done with this record; under the lock */
     int joined;
 };
@@ -147,16 +181,25 @@ static struct mb_client *registry_take(const modbus_t *ctx)
 
 struct pump {
     struct mb_client *rec;
-    mbsc_conn *conn;       /* NULL once the secure side has failed */
-    mbsc_session *s;       /* conn's session */
-    int tcp;               /* conn's socket (non-blocking) */
-    int app;               /* our end of the pair (non-blocking) */
-    int tcp_eof;           /* the slave closed: what it sent before still counts */
-    int app_eof;           /* libmodbus closed its end: time to exit */
-    int app_shut;          /* our write side of the pair is shut down */
-    size_t req_len;        /* req[0, req_len): from libmodbus, not sealed yet */
-    size_t rsp_pos;        /* rsp[rsp_pos, rsp_len): opened ADU not yet written */
-    size_t rsp_len;        /*   to libmodbus */
+    mbsc_conn *conn; /* NULL once the secure side has failed */
+    mbsc_session *s; /* conn's session */
+    int tcp;         /* conn's socket (non-blocking) */
+    int app;         /* our end of the pair (non-blocking) */
+    int tcp_eof;     /* the slave closed: what it sent before still counts */
+    int app_eof;     /* libmodbus closed its end: time to exit */
+    int app_shut;    /* our write side of the pair is shut down */
+    size_t req_len;  /* req[0, req_len): from libmodbus, not sealed yet */
+    size_t noted;    /* req[0, noted): whole requests whose id is noted */
+    size_t rsp_pos;  /* rsp[rsp_pos, rsp_len): opened ADU not yet written */
+    size_t rsp_len;  /*   to libmodbus */
+    /* Late answers (see the top): the request libmodbus waits for. */
+    uint16_t want_tid;
+    int waiting;           /* a request went out, its answer not handed over yet */
+    int doomed;            /* libmodbus reads an older answer as that request's */
+    int in_pair;           /* an answer is in the pair, not all read by libmodbus yet */
+    int ep;                /* epoll: app's input, and app_watch's freed space (-1 if none) */
+    int app_watch;         /* a second descriptor of app (-1 if none) */
+    int app_more;          /* app may hold input not read yet (edge-triggered) */
     struct mbsc_link link; /* tcp and s: reads go into the session's own input */
     uint8_t req[2 * MBSC_MODBUS_MAX_ADU];
     uint8_t rsp[MBSC_MODBUS_MAX_ADU];
@@ -175,7 +218,7 @@ static void pump_fail(struct pump *p, int err)
     p->conn = NULL;
     p->s = NULL;
     p->tcp = -1;
-    p->req_len = 0;
+    p->req_len = p->noted = 0;
     mbsc_wipe(p->req, sizeof p->req);
 }
 
@@ -232,6 +275,7 @@ static void pump_seal(struct pump *p)
         }
         memmove(p->req, p->req + n, p->req_len - n);
         p->req_len -= n;
+        p->noted = p->noted > n ? p->noted - n : 0;
     }
 }
 
@@ -251,9 +295,24 @@ static int pump_write_app(struct pump *p)
             break;
         }
         p->rsp_pos += sent;
+        p->in_pair = PUMP_WATCHES_READS;
     }
     p->rsp_pos = p->rsp_len = 0;
     return 1;
+}
+
+/* 1 if the answer in rsp is the one libmodbus waits for and will read as such. */
+static int answer_awaited(const struct pump *p)
+{
+    return p->waiting && !p->doomed && mbsc_load16_be(p->rsp) == p->want_tid;
+}
+
+static void drop_answer(struct pump *p)
+{
+    mbsc_wipe(p->rsp, sizeof p->rsp);
+    (void)pthread_mutex_lock(&registry_lock);
+    p->rec->dropped++;
+    (void)pthread_mutex_unlock(&registry_lock);
 }
 
 /* Move opened payloads to libmodbus, one at a time, in order. */
@@ -265,11 +324,18 @@ static void pump_deliver(struct pump *p)
     while (pump_write_app(p) && p->conn != NULL) {
         r = mbsc_session_recv(p->s, p->rsp, sizeof p->rsp, &len);
         if (r == 1) {
-            if (len > 0 && mbsc_modbus_check_adu(p->rsp, len) != MBSC_OK) {
+            if (len == 0)
+                continue; /* a keep-alive */
+            if (mbsc_modbus_check_adu(p->rsp, len) != MBSC_OK) {
                 pump_fail(p, MBSC_ERR_BAD_ADU);
                 return;
             }
-            p->rsp_len = len; /* 0: a keep-alive, dropped */
+            if (!answer_awaited(p)) {
+                drop_answer(p);
+                continue;
+            }
+            p->waiting = 0;
+            p->rsp_len = len;
             continue;
         }
         if (r < 0) {
@@ -298,28 +364,83 @@ static void pump_work(struct pump *p)
     }
 }
 
-/* Bytes from libmodbus: requests while live, dropped once dead. */
+/*
+ * A new request from libmodbus: from now on only its answer is handed
+ * over, and none at all if an answer is still unread in the pair: this
+ * request's call reads that one (and fails on its transaction id), so
+ * the pair is as good as empty for the request after it, which may
+ * arrive in the same read.
+ */
+static void note_requests(struct pump *p)
+{
+    while (p->req_len - p->noted >= MBSC_MBAP_LENGTH_END) {
+        size_t n = mbsc_adu_length(p->req + p->noted);
+
+        if (n == 0 || p->req_len - p->noted < n)
+            return; /* malformed (pump_seal fails it) or not whole yet */
+        p->want_tid = mbsc_load16_be(p->req + p->noted);
+        p->waiting = 1;
+        p->doomed = p->in_pair;
+        p->in_pair = 0;
+        p->noted += n;
+    }
+}
+
+/*
+ * Bytes from libmodbus: requests while live, dropped once dead.  Read
+ * until nothing is left or there is no room (app_more: read again later),
+ * as an edge-triggered descriptor needs.
+ */
 static void pump_read_app(struct pump *p, short revents)
 {
     uint8_t sink[MBSC_MODBUS_MAX_ADU];
-    uint8_t *dst = p->conn != NULL ? p->req + p->req_len : sink;
-    size_t cap = p->conn != NULL ? sizeof p->req - p->req_len : sizeof sink;
-    size_t got;
-    int os_err, r;
 
     if ((revents & (POLLIN | POLLHUP | POLLERR)) == 0)
         return;
-    if (cap == 0) {
-        /* Not reading now (the slave is slow); a hang-up still ends it all. */
-        if (revents & (POLLHUP | POLLERR))
+    for (;;) {
+        uint8_t *dst = p->conn != NULL ? p->req + p->req_len : sink;
+        size_t cap = p->conn != NULL ? sizeof p->req - p->req_len : sizeof sink;
+        size_t got;
+        int os_err, r;
+
+        if (cap == 0) {
+            /* Not reading now (the slave is slow); a hang-up still ends it all. */
+            if (revents & (POLLHUP | POLLERR))
+                p->app_eof = 1;
+            p->app_more = 1;
+            return;
+        }
+        r = mbsc_sock_recv(p->app, dst, cap, &got, &os_err);
+        if (r == MBSC_ERR_WOULD_BLOCK) {
+            p->app_more = 0;
+            return;
+        }
+        if (r != MBSC_OK) {
             p->app_eof = 1;
-        return;
+            return;
+        }
+        if (p->conn != NULL) {
+            p->req_len += got;
+            note_requests(p);
+        }
     }
-    r = mbsc_sock_recv(p->app, dst, cap, &got, &os_err);
-    if (r == MBSC_OK && p->conn != NULL)
-        p->req_len += got;
-    else if (r != MBSC_OK && r != MBSC_ERR_WOULD_BLOCK)
-        p->app_eof = 1;
+}
+
+/*
+ * libmodbus read some of what the pump wrote to the pair: once nothing
+ * written is left unread (and nothing is left to write), no answer is in
+ * the pair any more.
+ */
+static void pump_app_read_some(struct pump *p)
+{
+#if PUMP_WATCHES_READS
+    int unread = 1;
+
+    if (p->rsp_pos == p->rsp_len && ioctl(p->app, SIOCOUTQ, &unread) == 0 && unread == 0)
+        p->in_pair = 0;
+#else
+    (void)p;
+#endif
 }
 
 /*
@@ -337,18 +458,80 @@ static void pump_read_tcp(struct pump *p)
         pump_fail(p, r);
 }
 
+#if PUMP_WATCHES_READS
+#define WATCH_INPUT 0u /* epoll data: app's input */
+#define WATCH_SPACE 1u /* epoll data: app_watch's freed space */
+
+/*
+ * The pair's two entries in the epoll set, edge-triggered: each new
+ * request and each buffer libmodbus finishes reading is one event, in the
+ * order they happened.  -1 with errno if the set cannot be made.
+ */
+static int pump_watch_init(struct pump *p)
+{
+    struct epoll_event ev;
+
+    p->ep = epoll_create1(EPOLL_CLOEXEC);
+    if (p->ep < 0)
+        return -1;
+    p->app_watch = fcntl(p->app, F_DUPFD_CLOEXEC, 0);
+    if (p->app_watch < 0)
+        return -1;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN | EPOLLET;
+    ev.data.u32 = WATCH_INPUT;
+    if (epoll_ctl(p->ep, EPOLL_CTL_ADD, p->app, &ev) != 0)
+        return -1;
+    ev.events = EPOLLOUT | EPOLLET;
+    ev.data.u32 = WATCH_SPACE;
+    return epoll_ctl(p->ep, EPOLL_CTL_ADD, p->app_watch, &ev);
+}
+
+/* What happened on the pair, in the order it happened. */
+static void pump_app_events(struct pump *p)
+{
+    struct epoll_event ev[2];
+    int i, n = epoll_wait(p->ep, ev, 2, 0);
+
+    for (i = 0; i < n; i++) {
+        short revents = (short)((ev[i].events & EPOLLIN ? POLLIN : 0) |
+                                (ev[i].events & EPOLLHUP ? POLLHUP : 0) |
+                                (ev[i].events & EPOLLERR ? POLLERR : 0));
+
+        if (ev[i].data.u32 == WATCH_INPUT)
+            pump_read_app(p, revents);
+        else
+            pump_app_read_some(p);
+    }
+}
+#else
+static int pump_watch_init(struct pump *p)
+{
+    (void)p;
+    return 0;
+}
+#endif
+
 /* Wait for either side and read what arrived.  -1 if poll() itself fails. */
 static int pump_wait(struct pump *p)
 {
     struct pollfd pf[2];
     int want_tcp_input;
 
+#if PUMP_WATCHES_READS
+    /* The pair's events come through the epoll set; space to write is one of them. */
+    pf[0].fd = p->ep;
+    pf[0].events = POLLIN;
+    if (p->app_more && (p->conn == NULL || p->req_len < sizeof p->req))
+        pump_read_app(p, POLLIN); /* input left behind when there was no room */
+#else
     pf[0].fd = p->app;
     pf[0].events = 0;
     if (p->conn == NULL || p->req_len < sizeof p->req)
         pf[0].events |= POLLIN;
     if (p->rsp_pos < p->rsp_len)
         pf[0].events |= POLLOUT;
+#endif
     pf[1].fd = -1; /* ignored: a hang-up we are not ready to read would spin */
     pf[1].events = 0;
     /* Read only with no opened payload waiting: that is the back-pressure. */
@@ -362,9 +545,16 @@ static int pump_wait(struct pump *p)
     if (pf[1].events != 0)
         pf[1].fd = p->tcp;
     pf[0].revents = pf[1].revents = 0;
+    if (p->app_eof)
+        return 0;
     if (poll(pf, 2, -1) < 0)
         return errno == EINTR ? 0 : -1;
+#if PUMP_WATCHES_READS
+    if (pf[0].revents & POLLIN)
+        pump_app_events(p);
+#else
     pump_read_app(p, pf[0].revents);
+#endif
     if (want_tcp_input && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
         pump_read_tcp(p);
     return 0;
@@ -372,6 +562,8 @@ static int pump_wait(struct pump *p)
 
 static void pump_free(struct pump *p)
 {
+    mbsc_sock_close(p->app_watch);
+    mbsc_sock_close(p->ep);
     mbsc_wipe(p, sizeof *p); /* Modbus plaintext */
     free(p);
 }
@@ -382,6 +574,10 @@ static void pump_exit(struct pump *p)
 
     pump_flush(p); /* requests libmodbus wrote just before closing: best effort */
     conn = p->conn;
+    /* Both descriptors of our end: libmodbus sees the end of the stream once both are closed. */
+    mbsc_sock_close(p->app_watch);
+    mbsc_sock_close(p->ep);
+    p->app_watch = p->ep = -1;
     mbsc_sock_close(p->app);
     /*
      * From here on the record belongs to the registry (which may join us
@@ -486,6 +682,7 @@ static struct pump *pump_new(mbsc_conn *conn, int app, struct mb_client *rec)
     p->tcp = mbsc_conn_fd(conn);
     mbsc_link_init(&p->link, p->tcp, p->s);
     p->app = app;
+    p->ep = p->app_watch = -1;
     return p;
 }
 
@@ -534,6 +731,13 @@ static modbus_t *pump_connect(const char *hostport, const mbsc_config *cfg, int 
 
     rec = calloc(1, sizeof *rec);
     p = rec != NULL ? pump_new(conn, pair[0], rec) : NULL;
+    if (p != NULL && pump_watch_init(p) != 0) {
+        int e = errno;
+
+        mbsc_why(why, why_len, "mbsc_modbus_connect: cannot watch the pump's socket: %s",
+                 mbsc_os_error(e));
+        return connect_fail(mbsc_sock_fd_error(e, MBSC_ERR_IO), err, pair, conn, NULL, p, rec);
+    }
     ctx = p != NULL ? mb_context_new(pair[1]) : NULL;
     if (ctx == NULL) {
         mbsc_why(why, why_len, "mbsc_modbus_connect: out of memory");
@@ -642,6 +846,25 @@ MBSC_API const mbsc_cipher *mbsc_modbus_cipher(modbus_t *ctx)
     cipher = c != NULL ? c->cipher : NULL;
     (void)pthread_mutex_unlock(&registry_lock);
     return cipher;
+}
+
+MBSC_API int64_t mbsc_modbus_dropped_answers(modbus_t *ctx)
+{
+    struct mb_client *c;
+    uint64_t n = 0;
+    int found;
+
+    if (ctx == NULL)
+        return MBSC_ERR_INVALID_ARG;
+    if (mb_sync_dropped_answers(ctx, &n))
+        return (int64_t)n;
+    (void)pthread_mutex_lock(&registry_lock);
+    c = registry_find_locked(ctx);
+    found = c != NULL;
+    if (found)
+        n = c->dropped;
+    (void)pthread_mutex_unlock(&registry_lock);
+    return found ? (int64_t)n : MBSC_ERR_INVALID_ARG;
 }
 
 MBSC_API int mbsc_modbus_set_reconnect(modbus_t *ctx, const mbsc_config *cfg)

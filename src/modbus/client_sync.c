@@ -12,7 +12,9 @@
  *   select  an opened ADU is waiting -> ready at once; otherwise
  *           mbsc_conn_recv for up to the time libmodbus gives (its response
  *           or byte timeout), which reads and opens frames; keep-alives are
- *           dropped, a malformed ADU ends the session;
+ *           dropped, a malformed ADU ends the session, and an answer that
+ *           is not for the request outstanding is dropped and counted
+ *           while the wait goes on (late answers, below);
  *   recv    copies the bytes libmodbus asks for out of that ADU;
  *   close   closes the connection (the session is wiped);
  *   free    closes, wipes and frees this transport, then lets libmodbus
@@ -23,6 +25,17 @@
  *
  * No thread, no socketpair, no global state: everything lives in the
  * struct mb_sync that the context's table copy points back to.
+ *
+ * Late answers.  libmodbus sends one request and waits for its answer;
+ * when its response timeout passes it gives up and goes on, and a slave
+ * that answers later puts that answer in front of the next one.  libmodbus
+ * then rejects it (wrong transaction id), and every later call would meet
+ * the answer of the call before.  libmodbus writes a new transaction id
+ * into every request, and every ADU passes through send here: so only an
+ * answer carrying the id of the last request sent, and only the first
+ * such answer, is handed over; any other is dropped and counted
+ * (mbsc_modbus_dropped_answers), and the wait goes on within the same
+ * timeout.
  *
  * Failures of the secure side (slave gone, bad tag, malformed ADU) are
  * recorded for mbsc_modbus_error(), and turned into what libmodbus knows
@@ -53,6 +66,10 @@ struct mb_sync {
     const mbsc_config *cfg;
     int connect_timeout_ms;
     char hostport[HOSTPORT_MAX];
+    /* The request libmodbus waits for: its transaction id, until answered. */
+    uint16_t want_tid;
+    int waiting;
+    uint64_t dropped; /* answers not for the request outstanding */
     /* rsp[rsp_pos, rsp_len): the opened ADU libmodbus is reading. */
     size_t rsp_pos, rsp_len;
     uint8_t rsp[MBSC_MODBUS_MAX_ADU];
@@ -124,11 +141,19 @@ static int response_timeout_ms(modbus_t *ctx)
     return timeval_ms(&tv);
 }
 
+/* 1 if the ADU in rsp is the answer libmodbus waits for (see the top). */
+static int is_awaited(const struct mb_sync *t)
+{
+    return t->waiting && mbsc_load16_be(t->rsp) == t->want_tid;
+}
+
 /*
  * Wait up to *tv for the next opened ADU: 1 when one is in rsp, 0 on a
- * timeout, -1 once the secure side has failed (recorded).
+ * timeout, -1 once the secure side has failed (recorded).  With
+ * only_awaited, answers to other requests are dropped and counted, and
+ * the wait goes on for the rest of *tv.
  */
-static int fetch_response(struct mb_sync *t, struct timeval *tv)
+static int fetch_response(struct mb_sync *t, struct timeval *tv, int only_awaited)
 {
     for (;;) {
         int64_t t0 = mbsc_monotonic_ns();
@@ -150,6 +175,12 @@ static int fetch_response(struct mb_sync *t, struct timeval *tv)
         }
         t->rsp_pos = 0;
         t->rsp_len = len;
+        if (only_awaited && !is_awaited(t)) {
+            t->dropped++;
+            drop_response(t);
+            continue;
+        }
+        t->waiting = 0;
         return 1;
     }
 }
@@ -177,6 +208,9 @@ static ssize_t sync_send(struct mb_sync *t, modbus_t *ctx, const uint8_t *req, i
     /* The rest of a response libmodbus stopped reading belongs to no request. */
     if (t->rsp_pos != 0)
         drop_response(t);
+    /* From now on only this request's answer is handed over. */
+    t->want_tid = mbsc_load16_be(req);
+    t->waiting = 1;
     r = mbsc_conn_send(t->conn, req, (size_t)len, response_timeout_ms(ctx));
     if (r == MBSC_ERR_TIMEOUT)
         return len; /* sealed and queued: the rest goes out before the next read */
@@ -205,7 +239,7 @@ static int sync_select(struct mb_sync *t, modbus_t *ctx, struct timeval *tv, int
         errno = EBADF;
         return -1;
     }
-    r = fetch_response(t, tv);
+    r = fetch_response(t, tv, 1);
     if (r == 0) {
         errno = ETIMEDOUT;
         return -1;
@@ -247,7 +281,7 @@ static int sync_flush(struct mb_sync *t, modbus_t *ctx)
         errno = t->conn == NULL ? EBADF : ECONNRESET;
         return -1;
     }
-    while (fetch_response(t, &now) == 1) {
+    while (fetch_response(t, &now, 0) == 1) {
         dropped += t->rsp_len;
         drop_response(t);
         now.tv_sec = now.tv_usec = 0;
@@ -448,6 +482,16 @@ int mb_sync_error(modbus_t *ctx, int *error)
     if (t == NULL)
         return 0;
     *error = t->error;
+    return 1;
+}
+
+int mb_sync_dropped_answers(modbus_t *ctx, uint64_t *dropped)
+{
+    struct mb_sync *t = mb_layout_transport_of(ctx);
+
+    if (t == NULL)
+        return 0;
+    *dropped = t->dropped;
     return 1;
 }
 

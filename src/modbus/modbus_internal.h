@@ -66,15 +66,16 @@ const char *mb_errno_text(int e);
  * context on mbsc's own transport; NULL with *err MBSC_OK when this
  * libmodbus's layout is not verified (why says why: use the pump), NULL
  * with an error otherwise.  mb_sync_available() says whether a new
- * context would be verified.  mb_sync_error(), mb_sync_cipher() and
- * mb_sync_set_reconnect() return 1 (and the answer) if ctx is a
- * synchronous context, else 0.
+ * context would be verified.  mb_sync_error(), mb_sync_cipher(),
+ * mb_sync_dropped_answers() and mb_sync_set_reconnect() return 1 (and the
+ * answer) if ctx is a synchronous context, else 0.
  */
 modbus_t *mb_sync_connect(const char *hostport, const mbsc_config *cfg, int timeout_ms, int *err,
                           char *why, size_t why_len);
 int mb_sync_available(char *why, size_t why_len);
 int mb_sync_error(modbus_t *ctx, int *error);
 int mb_sync_cipher(modbus_t *ctx, const mbsc_cipher **cipher);
+int mb_sync_dropped_answers(modbus_t *ctx, uint64_t *dropped);
 int mb_sync_set_reconnect(modbus_t *ctx, const mbsc_config *cfg);
 
 #endif /* MBSC_MODBUS_INTERNAL_H */

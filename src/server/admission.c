@@ -140,6 +140,8 @@ static void admit(mbsc_server *srv, int fd, const struct sockaddr_storage *ss, s
         (void)evict_oldest(srv);
     /* Modbus is request/response: Nagle would delay every answer. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    /* A slave never sends unasked: only probes find a master whose host has gone. */
+    mbsc_sock_probe_peer(fd, srv->dead_peer_ms);
     c = srv_conn_new(srv, fd, &err);
     if (c == NULL || take_slot(srv, &slot) != MBSC_OK) {
         if (c != NULL)

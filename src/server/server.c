@@ -26,12 +26,13 @@
 #define DEFAULT_MAX_PER_ADDRESS 4u
 #define DEFAULT_HANDSHAKE_MS    2000u
 #define DEFAULT_LOG_MS          10000u
+#define DEFAULT_DEAD_PEER_MS    30000u
 /*
  * Sessions per master key: a master normally holds one; a few more cover
  * a reconnection while the old session is still half-open (until the idle
- * timeout or TCP ends it), or a master that polls over parallel
- * connections.  Small, so that one key - stolen, or a master gone wrong -
- * takes a handful of the connection slots, not all of them.
+ * timeout, the dead-peer probes or TCP end it), or a master that polls over
+ * parallel connections.  Small, so that one key - stolen, or a master gone
+ * wrong - takes a handful of the connection slots, not all of them.
  */
 #define DEFAULT_MAX_PER_KEY 4u
 #define READY_PER_STEP      256
@@ -133,6 +134,11 @@ MBSC_API int mbsc_server_set_limit(mbsc_server *srv, enum mbsc_server_limit whic
             return MBSC_ERR_INVALID_ARG;
         srv->max_per_key = value;
         return MBSC_OK;
+    case MBSC_SERVER_DEAD_PEER_MS:
+        if (value > (unsigned)INT_MAX)
+            return MBSC_ERR_INVALID_ARG;
+        srv->dead_peer_ms = value;
+        return MBSC_OK;
     }
     return MBSC_ERR_INVALID_ARG;
 }
@@ -149,6 +155,7 @@ MBSC_API unsigned mbsc_server_get_limit(const mbsc_server *srv, enum mbsc_server
     case MBSC_SERVER_IDLE_TIMEOUT_MS: return srv->idle_ms;
     case MBSC_SERVER_LOG_INTERVAL_MS: return srv->log_ms;
     case MBSC_SERVER_MAX_SESSIONS_PER_KEY: return srv->max_per_key;
+    case MBSC_SERVER_DEAD_PEER_MS: return srv->dead_peer_ms;
     }
     return 0;
 }
@@ -540,6 +547,7 @@ static int server_open(mbsc_server *srv, const char *hostport, char *why, size_t
     srv->max_per_key = DEFAULT_MAX_PER_KEY;
     srv->handshake_ms = hs != 0 && hs < DEFAULT_HANDSHAKE_MS ? hs : DEFAULT_HANDSHAKE_MS;
     srv->log_ms = DEFAULT_LOG_MS;
+    srv->dead_peer_ms = DEFAULT_DEAD_PEER_MS;
     r = size_slots(srv, srv->max_connections);
     if (r != MBSC_OK) {
         mbsc_why(why, why_len, "out of memory");

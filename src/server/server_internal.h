@@ -165,7 +165,8 @@ struct mbsc_server {
     /* Limits in force. */
     unsigned max_unconfirmed, max_connections, max_per_address, max_per_key;
     unsigned handshake_ms, idle_ms, log_ms;
-    unsigned fd_cap; /* RLIMIT_NOFILE - MBSC_SERVER_FD_RESERVE */
+    unsigned dead_peer_ms; /* TCP keepalive on accepted sockets (0: none) */
+    unsigned fd_cap;       /* RLIMIT_NOFILE - MBSC_SERVER_FD_RESERVE */
 
     /* Connections by slot (ids carry the slot), and by state. */
     struct srv_conn **slots;

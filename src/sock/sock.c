@@ -42,6 +42,26 @@ void mbsc_sock_close(int fd)
     errno = saved;
 }
 
+void mbsc_sock_probe_peer(int fd, unsigned dead_ms)
+{
+    int on = 1, count = 3;
+    int idle = dead_ms / 2000 > 0 ? (int)(dead_ms / 2000) : 1;
+    int interval = dead_ms / 6000 > 0 ? (int)(dead_ms / 6000) : 1;
+
+    if (dead_ms == 0)
+        return;
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+#if defined(TCP_KEEPIDLE) && defined(TCP_KEEPINTVL) && defined(TCP_KEEPCNT)
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+#else
+    (void)idle;
+    (void)interval;
+    (void)count;
+#endif
+}
+
 /* Running out of descriptors is its own error, not a network failure. */
 int mbsc_sock_fd_error(int e, int otherwise)
 {

@@ -140,6 +140,16 @@ int mbsc_sock_failed(int fd, int *os_err);
 void mbsc_sock_close(int fd);
 
 /*
+ * Probe a TCP connection's peer while it is silent (TCP keepalive), so that
+ * a connection whose peer's host has gone ends (ETIMEDOUT, or the reset
+ * its host sends once it is back) within about dead_ms of silence: the
+ * first probe after half of it, then three probes a sixth apart (whole
+ * seconds, at least one).  0 leaves the socket as it is.  Best effort: a
+ * system without the per-socket settings keeps its own.
+ */
+void mbsc_sock_probe_peer(int fd, unsigned dead_ms);
+
+/*
  * The code for errno value e after a call that makes a descriptor:
  * MBSC_ERR_FD_LIMIT when the process or the system has none left (EMFILE,
  * ENFILE), else otherwise.

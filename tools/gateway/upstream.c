@@ -127,7 +127,7 @@ void gw_up_ready(struct gw_upstream *u)
     if (u->state != GW_UP_CONNECTING)
         return;
     u->state = GW_UP_READY;
-    u->backoff_ms = BACKOFF_MIN_MS;
+    u->answered = 0;
     u->connects++;
     gw_timer_disarm(u->timer);
     u->h.up(u->h.user);
@@ -135,8 +135,14 @@ void gw_up_ready(struct gw_upstream *u)
 
 void gw_up_deliver(struct gw_upstream *u, const uint8_t *adu, size_t len)
 {
-    if (u->state == GW_UP_READY)
-        u->h.answer(u->h.user, adu, len);
+    if (u->state != GW_UP_READY)
+        return;
+    /* The connection works: after it, the next attempt goes at once. */
+    if (!u->answered) {
+        u->answered = 1;
+        u->backoff_ms = BACKOFF_MIN_MS;
+    }
+    u->h.answer(u->h.user, adu, len);
 }
 
 void gw_up_room(struct gw_upstream *u)
@@ -154,8 +160,15 @@ void gw_up_fail(struct gw_upstream *u, const char *why)
         return;
     snprintf(copy, sizeof copy, "%s", why); /* why may live in what is dropped */
     drop_connection(u);
-    if (was_ready) {
-        u->state = GW_UP_IDLE; /* try again at once */
+    /*
+     * Only a connection that carried an answer is made again at once.  One
+     * that ends before its first answer counts as a failed attempt: a PLC
+     * whose connections are all taken accepts and closes at once, a server
+     * gateway refuses a session over its per-key limit when it confirms,
+     * and neither may be retried in a tight loop.
+     */
+    if (was_ready && u->answered) {
+        u->state = GW_UP_IDLE;
         gw_timer_in(u->timer, 0);
     } else {
         /*

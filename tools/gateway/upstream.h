@@ -11,9 +11,9 @@
  * here without touching the loop or the multiplexer.
  *
  * Every upstream connects without blocking, under a deadline, and is made
- * again after it ends: at once if it had been ready (a PLC closed an idle
- * connection), otherwise after a backoff that doubles from 100 ms up to
- * the configured ceiling, counted from the start of the failed attempt.
+ * again after it ends: at once if it had carried answers (a PLC closed an
+ * idle connection), otherwise after a backoff that doubles from 100 ms up
+ * to the configured ceiling, counted from the start of the failed attempt.
  * It registers its own descriptor and timers with the loop.
  */
 #ifndef MBSC_GATEWAY_UPSTREAM_H

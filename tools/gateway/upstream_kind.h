@@ -65,6 +65,7 @@ struct gw_upstream {
     enum gw_up_state state;
     unsigned backoff_ms;
     int64_t attempt_ns; /* when the current or last attempt started */
+    int answered;       /* the connection in force has delivered an answer */
     uint64_t connects;
     mbsc_tcp_connect tc; /* while the TCP connect is under way */
     int connecting_tcp;
