@@ -180,7 +180,13 @@ long tls_client_request(struct tls_client *c, uint8_t unit, const uint8_t *pdu, 
     adu[6] = unit;
     memcpy(adu + MBSC_MBAP_BYTES, pdu, len);
     if (SSL_write_ex(c->ssl, adu, MBSC_MBAP_BYTES + len, &written) != 1) {
+        /*
+         * TLS 1.3: the server checks the certificate after the client has
+         * finished, so a refusal may meet the first request; its alert
+         * waits in the socket, before the reset: read it, it says why.
+         */
         ossl_why(why, why_len, "write");
+        (void)read_full(c, head, sizeof head, why, why_len);
         return -1;
     }
     if (read_full(c, head, sizeof head, why, why_len) != 0)
