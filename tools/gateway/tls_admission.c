@@ -113,10 +113,14 @@ static void count_refusal(struct gw_adm *a, const char *reason)
         if (a->reasons[i].text == reason)
             break;
     if (i == a->n_reasons) {
-        if (a->n_reasons == MAX_REASONS)
+        if (a->n_reasons == MAX_REASONS) {
             i = a->n_reasons - 1; /* cannot happen with the reasons there are: sum up in the last */
-        else
-            a->reasons[a->n_reasons++].text = reason;
+        } else {
+            /* The slot may still hold a count of an interval already logged. */
+            a->reasons[i].text = reason;
+            a->reasons[i].n = 0;
+            a->n_reasons++;
+        }
     }
     a->reasons[i].n++;
     a->pending++;
