@@ -103,11 +103,13 @@ static int tls_connected(struct gw_upstream *u, char *why, size_t why_len)
         return -1;
     }
     gw_tls_io_init(&s->io, s->ssl);
-    /* The ClientHello goes now; the rest comes with the loop. */
-    if (gw_tls_io_handshake(&s->io) < 0) {
-        snprintf(why, why_len, "TLS handshake with %s: %s", u->name, s->io.error);
-        return -1;
-    }
+    /*
+     * The handshake starts from the loop, at the socket's first writable
+     * event (tls_events), never from here: a device on a fast link may
+     * answer the ClientHello so soon that the handshake completes within
+     * the call, and only tls_io() can make the upstream ready.
+     */
+    s->io.write_wants = GW_IO_OUT;
     return 0;
 }
 
