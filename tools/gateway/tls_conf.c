@@ -60,7 +60,9 @@ static int any_tls_target(const struct gw_options *o)
 {
     size_t i;
 
-    if (gw_route_is_tls(o->routes.default_target))
+    /* --upstream is the default route only after the checks (options.c): look at both. */
+    if ((o->upstream != NULL && gw_route_is_tls(o->upstream)) ||
+        gw_route_is_tls(o->routes.default_target))
         return 1;
     for (i = 0; i < o->routes.n; i++)
         if (gw_route_is_tls(o->routes.routes[i].target))
