@@ -8,6 +8,8 @@ Implementation Guide (3.1.3), sharing nothing with mbsc.
   tls_interop.py client HOST:PORT CA CERT KEY VERSION UNIT PDUHEX...
       VERSION is 1.2 or 1.3; prints "connected VERSION SUITE", then
       "answer HEX" per request (the answer PDU); "failed: WHY" and exit 1.
+      A PDUHEX "wait" holds the connection open until standard input ends,
+      then prints "closed" if the gateway had closed it meanwhile.
   tls_interop.py device CA CERT KEY
       a device on 127.0.0.1 (any port): prints "listening on PORT", serves
       one connection after another until SIGTERM, client certificate
@@ -44,6 +46,15 @@ def client(hostport, ca, cert, key, version, unit, pdus):
             with ctx.wrap_socket(raw) as s:
                 print("connected %s %s" % (s.version(), s.cipher()[0]), flush=True)
                 for tid, pdu in enumerate(pdus, 1):
+                    if pdu == "wait":
+                        sys.stdin.read()
+                        s.settimeout(1)
+                        try:
+                            if s.recv(1) == b"":
+                                print("closed", flush=True)
+                        except (OSError, ssl.SSLError) as e:
+                            print("closed (%s)" % e, flush=True)
+                        continue
                     body = bytes.fromhex(pdu)
                     s.sendall(struct.pack(">HHHB", tid, 0, len(body) + 1, unit) + body)
                     head = read_full(s, 7)
