@@ -15,12 +15,18 @@ Implementation Guide (3.1.3), sharing nothing with mbsc.
       one connection after another until SIGTERM, client certificate
       required; holding register N holds 0x7000 + N (function 03), anything
       else gets exception 01.  Logs "device: client CN=..." on stderr.
+  tls_interop.py flood HOST:PORT SECONDS N
+      a stranger: for SECONDS, keeps N connections open to HOST:PORT from
+      the loopback addresses 127.0.0.2 to 127.0.0.51, sending nothing and
+      opening another whenever one is closed; prints "flood: N opened".
 """
+import selectors
 import signal
 import socket
 import ssl
 import struct
 import sys
+import time
 
 
 def read_full(s, n):
@@ -103,9 +109,45 @@ def device(ca, cert, key):
             raw.close()
 
 
+def flood(hostport, seconds, n):
+    host, port = hostport.rsplit(":", 1)
+    sel = selectors.DefaultSelector()
+    opened = 0
+    end = time.monotonic() + seconds
+
+    def open_one(i):
+        nonlocal opened
+        s = socket.socket()
+        s.setblocking(False)
+        s.bind(("127.0.0.%d" % (2 + i % 50), 0))
+        try:
+            s.connect((host, int(port)))
+        except BlockingIOError:
+            pass
+        sel.register(s, selectors.EVENT_READ, i)
+        opened += 1
+
+    for i in range(n):
+        open_one(i)
+    while time.monotonic() < end:
+        for key, _ in sel.select(timeout=0.1):
+            try:
+                data = key.fileobj.recv(4096)
+            except OSError:
+                data = b""
+            if not data:  # closed by the gateway: take the place again
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+                open_one(key.data)
+    print("flood: %d opened" % opened, flush=True)
+    return 0
+
+
 def main(argv):
     if len(argv) >= 8 and argv[1] == "client":
         return client(argv[2], argv[3], argv[4], argv[5], argv[6], int(argv[7]), argv[8:])
+    if len(argv) == 5 and argv[1] == "flood":
+        return flood(argv[2], float(argv[3]), int(argv[4]))
     if len(argv) == 5 and argv[1] == "device":
         return device(argv[2], argv[3], argv[4])
     print(__doc__, file=sys.stderr)

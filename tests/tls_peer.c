@@ -5,7 +5,7 @@
  *
  *   tls-peer client --connect HOST:PORT --ca FILE [--cert FILE --key FILE]
  *                   [--name NAME] [--version 1.1|1.2|1.3] [--ciphers LIST]
- *                   [--suites LIST] [--unit N] [--pdu HEX]...
+ *                   [--suites LIST] [--unit N] [--timeout MS] [--pdu HEX]...
  *     completes one handshake, prints "connected VERSION SUITE", sends each
  *     PDU (hex, function code first) and prints "answer HEX" for each
  *     answer; on a failure prints "failed: WHY" and exits 1.
@@ -40,7 +40,7 @@ static int usage(void)
     fprintf(stderr, "usage: tls-peer client --connect HOST:PORT --ca FILE [--cert FILE --key "
                     "FILE] [--name NAME]\n"
                     "                [--version 1.1|1.2|1.3] [--ciphers LIST] [--suites LIST] "
-                    "[--unit N] [--pdu HEX]...\n"
+                    "[--unit N] [--timeout MS] [--pdu HEX]...\n"
                     "       tls-peer device --ca FILE --cert FILE --key FILE\n");
     return 2;
 }
@@ -88,6 +88,8 @@ static int client(int argc, char **argv)
             o.suites = v;
         else if (strcmp(a, "--unit") == 0)
             unit = atoi(v);
+        else if (strcmp(a, "--timeout") == 0)
+            o.timeout_ms = atoi(v);
         else if (strcmp(a, "--version") == 0)
             o.version = strcmp(v, "1.1") == 0   ? TLS1_1_VERSION
                         : strcmp(v, "1.2") == 0 ? TLS1_2_VERSION
