@@ -15,6 +15,9 @@ Implementation Guide (3.1.3), sharing nothing with mbsc.
       one connection after another until SIGTERM, client certificate
       required; holding register N holds 0x7000 + N (function 03), anything
       else gets exception 01.  Logs "device: client CN=..." on stderr.
+  tls_interop.py plain HOST:PORT UNIT PDUHEX...
+      the same requests over plain Modbus/TCP (to a TLS wrapper such as
+      stunnel in client mode): "answer HEX" per request.
   tls_interop.py flood HOST:PORT SECONDS N
       a stranger: for SECONDS, keeps N connections open to HOST:PORT from
       the loopback addresses 127.0.0.2 to 127.0.0.51, sending nothing and
@@ -37,6 +40,24 @@ def read_full(s, n):
             raise EOFError("closed by the peer")
         buf += chunk
     return buf
+
+
+def plain(hostport, unit, pdus):
+    host, port = hostport.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            for tid, pdu in enumerate(pdus, 1):
+                body = bytes.fromhex(pdu)
+                s.sendall(struct.pack(">HHHB", tid, 0, len(body) + 1, unit) + body)
+                head = read_full(s, 7)
+                rtid, proto, length, runit = struct.unpack(">HHHB", head)
+                if rtid != tid or proto != 0 or runit != unit or length < 2:
+                    raise ValueError("bad MBAP header in the answer: " + head.hex())
+                print("answer " + read_full(s, length - 1).hex(), flush=True)
+    except (OSError, EOFError, ValueError) as e:
+        print("failed: %s" % e, flush=True)
+        return 1
+    return 0
 
 
 def client(hostport, ca, cert, key, version, unit, pdus):
@@ -146,6 +167,8 @@ def flood(hostport, seconds, n):
 def main(argv):
     if len(argv) >= 8 and argv[1] == "client":
         return client(argv[2], argv[3], argv[4], argv[5], argv[6], int(argv[7]), argv[8:])
+    if len(argv) >= 5 and argv[1] == "plain":
+        return plain(argv[2], int(argv[3]), argv[4:])
     if len(argv) == 5 and argv[1] == "flood":
         return flood(argv[2], float(argv[3]), int(argv[4]))
     if len(argv) == 5 and argv[1] == "device":
