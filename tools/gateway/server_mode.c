@@ -122,11 +122,12 @@ static void answer_exception(struct gw_server *g, uint64_t origin, const uint8_t
 /*
  * One request (one ADU whose MBAP header is good) of a master, mbsc or
  * TLS, named who in the log: its shape, the policy for role, the route
- * (docs/policy.md, "The order of checks").  Returns 1 if the policy
- * refused it.
+ * (docs/policy.md, "The order of checks").  A TLS master's role comes
+ * from its certificate, not the allow-list: tls says so, for the fix a
+ * refusal names.  Returns 1 if the policy refused it.
  */
 static int serve(struct gw_server *g, uint64_t origin, uint64_t group, const char *who,
-                 const char *role, const uint8_t *p, size_t len)
+                 const char *role, int tls, const uint8_t *p, size_t len)
 {
     char why[512];
     uint8_t code = gw_check_request(p, len);
@@ -138,6 +139,10 @@ static int serve(struct gw_server *g, uint64_t origin, uint64_t group, const cha
     if (g->cur.policy != NULL &&
         mbsc_policy_check(g->cur.policy, role, p + MBSC_MBAP_BYTES, len - MBSC_MBAP_BYTES, why,
                           sizeof why) != MBSC_OK) {
+        if (tls && role == NULL)
+            snprintf(why, sizeof why,
+                     "its certificate has no role (extension 1.3.6.1.4.1.50316.802.1), and a "
+                     "policy is in force; issue it a certificate with one (docs/tls.md)");
         gw_log(GW_WARN, "refused %s: function 0x%02x address %u: %s", who, p[MBSC_MBAP_BYTES],
                gw_first_address(p, len), why);
         answer_exception(g, origin, p, (uint8_t)MBSC_POLICY_REFUSAL_EXCEPTION);
@@ -174,7 +179,7 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
     m->requests++;
     snprintf(who, sizeof who, "master %s", m->name);
     /* m may move in the array (a reply that finds a master gone): nothing of it after this. */
-    if (serve(g, m->origin, m->group, who, ci->peer_role, p, len)) {
+    if (serve(g, m->origin, m->group, who, ci->peer_role, 0, p, len)) {
         m = find_master(g, ci->id);
         if (m != NULL)
             m->refusals++;
@@ -189,7 +194,7 @@ static int on_tls_request(void *user, const struct gw_tls_master_info *mi, const
 
     snprintf(who, sizeof who, "TLS master \"%s\" (role %s)", mi->subject,
              mi->role != NULL ? mi->role : "none");
-    return serve(user, mi->origin, mi->group, who, mi->role, adu, len);
+    return serve(user, mi->origin, mi->group, who, mi->role, 1, adu, len);
 }
 
 static void on_tls_closed(void *user, uint64_t origin)
