@@ -400,12 +400,12 @@ fail_options:
 static void status_write(void *user, FILE *out)
 {
     struct gw_server *g = user;
-    size_t i;
+    /* mbsc and TLS masters alike; each kind has its lines below. */
+    size_t i, n = g->n_masters + (g->tls != NULL ? gw_tls_masters_count(g->tls) : 0);
 
     fprintf(out, "server mode on %s, %zu master%s, %u request%s queued or in flight\n",
-            g->srv != NULL ? g->addr : gw_tls_masters_address(g->tls), g->n_masters,
-            g->n_masters == 1 ? "" : "s", gw_routing_total(g->routing),
-            gw_routing_total(g->routing) == 1 ? "" : "s");
+            g->srv != NULL ? g->addr : gw_tls_masters_address(g->tls), n, n == 1 ? "" : "s",
+            gw_routing_total(g->routing), gw_routing_total(g->routing) == 1 ? "" : "s");
     gw_routing_status(g->routing, out);
     if (g->tls != NULL)
         gw_tls_masters_status(g->tls, out);
