@@ -5,10 +5,13 @@
  *
  *   tls-peer client --connect HOST:PORT --ca FILE [--cert FILE --key FILE]
  *                   [--name NAME] [--version 1.1|1.2|1.3] [--ciphers LIST]
- *                   [--suites LIST] [--unit N] [--timeout MS] [--pdu HEX]...
+ *                   [--suites LIST] [--unit N] [--timeout MS] [--again resume]
+ *                   [--pdu HEX]...
  *     completes one handshake, prints "connected VERSION SUITE", sends each
  *     PDU (hex, function code first) and prints "answer HEX" for each
- *     answer; on a failure prints "failed: WHY" and exits 1.
+ *     answer; on a failure prints "failed: WHY" and exits 1.  --again
+ *     resume then connects again offering the session of the first
+ *     connection and prints "again resumed" or "again full handshake".
  *
  *   tls-peer device --ca FILE --cert FILE --key FILE
  *     a Modbus/TCP Security device on 127.0.0.1 (any free port): prints
@@ -40,7 +43,7 @@ static int usage(void)
     fprintf(stderr, "usage: tls-peer client --connect HOST:PORT --ca FILE [--cert FILE --key "
                     "FILE] [--name NAME]\n"
                     "                [--version 1.1|1.2|1.3] [--ciphers LIST] [--suites LIST] "
-                    "[--unit N] [--timeout MS] [--pdu HEX]...\n"
+                    "[--unit N] [--timeout MS] [--again resume] [--pdu HEX]...\n"
                     "       tls-peer device --ca FILE --cert FILE --key FILE\n");
     return 2;
 }
@@ -66,7 +69,7 @@ static int client(int argc, char **argv)
     struct tls_client c;
     const char *hostport = NULL;
     char why[512];
-    int unit = 1, i;
+    int unit = 1, again = 0, i;
 
     memset(&o, 0, sizeof o);
     for (i = 2; i + 1 < argc; i += 2) {
@@ -90,6 +93,8 @@ static int client(int argc, char **argv)
             unit = atoi(v);
         else if (strcmp(a, "--timeout") == 0)
             o.timeout_ms = atoi(v);
+        else if (strcmp(a, "--again") == 0)
+            again = strcmp(v, "resume") == 0;
         else if (strcmp(a, "--version") == 0)
             o.version = strcmp(v, "1.1") == 0   ? TLS1_1_VERSION
                         : strcmp(v, "1.2") == 0 ? TLS1_2_VERSION
@@ -130,6 +135,16 @@ static int client(int argc, char **argv)
             printf("%02x", ans[len]);
         printf("\n");
         fflush(stdout);
+    }
+    if (again) {
+        /* A second connection offering the first one's session. */
+        tls_client_close(&c);
+        if (tls_client_connect(&c, hostport, 1, why, sizeof why) != 0) {
+            printf("failed: again: %s\n", why);
+            tls_client_free(&c);
+            return 1;
+        }
+        printf("again %s\n", c.reused ? "resumed" : "full handshake");
     }
     tls_client_free(&c);
     return 0;
