@@ -153,8 +153,8 @@ EOF
         for c in operator viewer admin norole malformed longrole; do
             tls_issue "$d" $c ca $c || return 1
         done &&
-        tls_issue "$d" tworoles-draft ca tworoles || return 1
-    cp "$d/tworoles-draft.key" "$d/tworoles.key" && tls_twice "$d" || return 1
+        tls_issue "$d" tworoles ca tworoles || return 1
+    mv "$d/tworoles.pem" "$d/tworoles-draft.pem" && tls_twice "$d" || return 1
     # expired: openssl ca takes explicit dates (openssl x509 -days cannot go back).
     mkdir -p "$d/cadb" && : >"$d/cadb/index.txt" && echo 01 >"$d/cadb/serial" &&
         tls_key "$d" expired &&
