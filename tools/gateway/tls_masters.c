@@ -4,8 +4,10 @@
  *
  * A connection goes through three states: admitted (its handshake under
  * the budgets and deadline of tls_admission.c), open (a master: requests
- * in, answers out) and closing (marked, its watch removed, freed by the
- * task at the end of the loop's turn, when nothing walks the masters).
+ * in, answers out) and closing (marked: its watch removed, its socket
+ * closed and its slot given back at once, so that a newcomer of the same
+ * turn can have both; the struct itself is freed by the task at the end of
+ * the loop's turn, when nothing walks the masters or holds it).
  *
  * Every refusal happens inside the handshake, so that the client gets a
  * fatal alert and knows why: OpenSSL sends handshake_failure (no
@@ -74,8 +76,9 @@ struct conn {
     struct gw_tls_io io;
     struct gw_watch *watch;
     int open;    /* the handshake completed: a master */
-    int closing; /* marked: freed at the end of the turn */
-    int pump;    /* its buffered requests wait for room */
+    int closing; /* marked: out of the slots, freed at the end of the turn */
+    struct conn *next_closing;
+    int pump; /* its buffered requests wait for room */
     /* What the verify callback saw. */
     int verify_error, verify_depth;
     enum gw_tls_role_status role_status;
@@ -100,6 +103,7 @@ struct gw_tls_masters {
     struct gw_tls_master_limits lim;
     struct gw_tls_master_hooks hooks;
     struct conn **slots;
+    struct conn *closing; /* marked this turn, to free at its end */
     uint32_t *free_slots;
     size_t n_slots, n_free, n_open;
     uint64_t next_seq;
@@ -122,13 +126,23 @@ static void plan_task(struct gw_tls_masters *t)
     /* Out of memory for the task: the next plan (or the free) does it. */
 }
 
-static void free_conn(struct gw_tls_masters *t, struct conn *c)
+/* Give back c's slot and descriptor (the struct stays until free_conn). */
+static void release(struct gw_tls_masters *t, struct conn *c)
 {
+    if (c->fd < 0)
+        return;
     t->slots[c->slot] = NULL;
     t->free_slots[t->n_free++] = c->slot;
     gw_watch_remove(c->watch);
-    SSL_free(c->ssl);
+    c->watch = NULL;
     close(c->fd);
+    c->fd = -1;
+}
+
+static void free_conn(struct gw_tls_masters *t, struct conn *c)
+{
+    release(t, c);
+    SSL_free(c->ssl);
     sodium_memzero(c, sizeof *c); /* process data, not kept */
     free(c);
 }
@@ -155,6 +169,9 @@ static void mark_closed(struct conn *c, const char *why, int gracefully)
                c->why);
         t->hooks.closed(t->hooks.user, c->origin);
     }
+    release(t, c);
+    c->next_closing = t->closing;
+    t->closing = c;
     plan_task(t);
 }
 
@@ -514,9 +531,12 @@ static void after_turn(void *data)
             pump(c);
         }
     }
-    for (i = 0; i < t->n_slots; i++)
-        if (t->slots[i] != NULL && t->slots[i]->closing)
-            free_conn(t, t->slots[i]);
+    while (t->closing != NULL) {
+        struct conn *c = t->closing;
+
+        t->closing = c->next_closing;
+        free_conn(t, c);
+    }
 }
 
 /* ---- admission ---- */
@@ -662,6 +682,12 @@ void gw_tls_masters_free(struct gw_tls_masters *t)
     for (i = 0; i < t->n_slots; i++)
         if (t->slots[i] != NULL)
             free_conn(t, t->slots[i]);
+    while (t->closing != NULL) {
+        struct conn *c = t->closing;
+
+        t->closing = c->next_closing;
+        free_conn(t, c);
+    }
     gw_adm_free(t->adm);
     mbsc_listener_close(t->listener);
     gw_timer_free(t->idle_timer);
