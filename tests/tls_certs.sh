@@ -10,6 +10,7 @@
 #   gateway      the gateway's certificate (EC): localhost, 127.0.0.1
 #   gateway-rsa  the same with an RSA key (for the ECDHE-RSA suites)
 #   device       a device's certificate: localhost, 127.0.0.1
+#   plc7         a device's certificate for the name plc7.example only
 #   operator, viewer, admin   clients whose role is that word
 #   norole       a client without the role extension
 #   malformed    the role as an IA5String (not a UTF8String)
@@ -95,6 +96,11 @@ basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
 extendedKeyUsage = serverAuth
 subjectAltName = DNS:localhost,IP:127.0.0.1
+[plc7]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:plc7.example
 [norole]
 basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature
@@ -149,6 +155,7 @@ EOF
     tls_issue "$d" gateway ca server &&
         tls_issue "$d" gateway-rsa ca server rsa &&
         tls_issue "$d" device ca server &&
+        tls_issue "$d" plc7 ca plc7 &&
         tls_issue "$d" stranger other-ca operator &&
         for c in operator viewer admin norole malformed longrole; do
             tls_issue "$d" $c ca $c || return 1
