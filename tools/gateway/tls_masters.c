@@ -158,11 +158,15 @@ static void mark_closed(struct conn *c, const char *why, int gracefully)
     snprintf(c->why, sizeof c->why, "%s", why);
     gw_watch_remove(c->watch);
     c->watch = NULL;
+    /*
+     * A close_notify if the connection is still sound (best effort, never
+     * waited for): also for a handshake that completed but was refused
+     * after (per certificate), so that the client reads a close.
+     */
+    if (gracefully && SSL_is_init_finished(c->ssl))
+        (void)SSL_shutdown(c->ssl);
+    ERR_clear_error();
     if (c->open) {
-        /* A close_notify if the connection is still sound (best effort, never waited for). */
-        if (gracefully)
-            (void)SSL_shutdown(c->ssl);
-        ERR_clear_error();
         t->n_open--;
         gw_adm_closed(t->adm, &c->adm);
         gw_log(GW_INFO, "TLS master \"%s\" from %s disconnected: %s", c->subject, c->adm.peer,
