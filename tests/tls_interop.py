@@ -15,6 +15,9 @@ Implementation Guide (3.1.3), sharing nothing with mbsc.
       one connection after another until SIGTERM, client certificate
       required; holding register N holds 0x7000 + N (function 03), anything
       else gets exception 01.  Logs "device: client CN=..." on stderr.
+  tls_interop.py pipeline HOST:PORT CA CERT KEY UNIT N PDUHEX
+      N copies of the request in one write (transaction ids 1 to
+      N) before reading any answer: prints "answer TID HEX" per answer.
   tls_interop.py plain HOST:PORT UNIT PDUHEX...
       the same requests over plain Modbus/TCP (to a TLS wrapper such as
       stunnel in client mode): "answer HEX" per request.
@@ -95,6 +98,30 @@ def client(hostport, ca, cert, key, version, unit, pdus):
     return 0
 
 
+def pipeline(hostport, ca, cert, key, unit, n, pdu):
+    host, port = hostport.rsplit(":", 1)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_verify_locations(ca)
+    ctx.load_cert_chain(cert, key)
+    ctx.check_hostname = False
+    body = bytes.fromhex(pdu)
+    try:
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            with ctx.wrap_socket(raw) as s:
+                s.sendall(b"".join(struct.pack(">HHHB", tid, 0, len(body) + 1, unit) + body
+                                   for tid in range(1, n + 1)))
+                for _ in range(n):
+                    tid, proto, length, runit = struct.unpack(">HHHB", read_full(s, 7))
+                    if proto != 0 or runit != unit or length < 2:
+                        raise ValueError("bad MBAP header in an answer")
+                    print("answer %d %s" % (tid, read_full(s, length - 1).hex()), flush=True)
+    except (OSError, EOFError, ValueError) as e:
+        print("failed: %s" % e, flush=True)
+        return 1
+    return 0
+
+
 def device(ca, cert, key):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -167,6 +194,8 @@ def flood(hostport, seconds, n):
 def main(argv):
     if len(argv) >= 8 and argv[1] == "client":
         return client(argv[2], argv[3], argv[4], argv[5], argv[6], int(argv[7]), argv[8:])
+    if len(argv) == 9 and argv[1] == "pipeline":
+        return pipeline(argv[2], argv[3], argv[4], argv[5], int(argv[6]), int(argv[7]), argv[8])
     if len(argv) >= 5 and argv[1] == "plain":
         return plain(argv[2], int(argv[3]), argv[4:])
     if len(argv) == 5 and argv[1] == "flood":
