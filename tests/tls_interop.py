@@ -22,9 +22,10 @@ Implementation Guide (3.1.3), sharing nothing with mbsc.
       the same requests over plain Modbus/TCP (to a TLS wrapper such as
       stunnel in client mode): "answer HEX" per request.
   tls_interop.py flood HOST:PORT SECONDS N
-      a stranger: for SECONDS, keeps N connections open to HOST:PORT from
-      the loopback addresses 127.0.0.2 to 127.0.0.51, sending nothing and
-      opening another whenever one is closed; prints "flood: N opened".
+      a stranger: for SECONDS or until SIGTERM, keeps N connections open to
+      HOST:PORT from the loopback addresses 127.0.0.2 to 127.0.0.51,
+      sending nothing and opening another whenever one is closed; then
+      prints "flood: N opened".
 """
 import selectors
 import signal
@@ -175,9 +176,11 @@ def flood(hostport, seconds, n):
         sel.register(s, selectors.EVENT_READ, i)
         opened += 1
 
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
     for i in range(n):
         open_one(i)
-    while time.monotonic() < end:
+    while time.monotonic() < end and not stop:
         for key, _ in sel.select(timeout=0.1):
             try:
                 data = key.fileobj.recv(4096)

@@ -108,6 +108,7 @@ static int client(int argc, char **argv)
     if (tls_client_init(&c, &o, why, sizeof why) != 0 ||
         tls_client_connect(&c, hostport, 0, why, sizeof why) != 0) {
         printf("failed: %s\n", why);
+        tls_client_free(&c);
         return 1;
     }
     printf("connected %s %s\n", tls_client_version(&c), tls_client_suite(&c));
