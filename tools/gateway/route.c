@@ -150,7 +150,7 @@ int gw_route_add(struct gw_route_table *t, const char *spec, char sep, const cha
     for (u = 1; u < 256; u++) {
         int other = t->by_unit[u];
 
-        if (!(r.units[u / 8] >> (u % 8) & 1u) || other < 0)
+        if (!((unsigned)r.units[u / 8] >> (u % 8) & 1u) || other < 0)
             continue;
         snprintf(why, why_len,
                  "%s: unit %u is already routed to %s by %s; a unit has one route: take it out "
@@ -171,9 +171,11 @@ int gw_route_add(struct gw_route_table *t, const char *spec, char sep, const cha
                      r.target);
             return -1;
         }
-        snprintf(same->units_text + have, sizeof same->units_text - have, ",%s", r.units_text);
+        /* It fits (checked above); gcc's truncation check cannot see that through snprintf. */
+        same->units_text[have] = ',';
+        memcpy(same->units_text + have + 1, r.units_text, strlen(r.units_text) + 1);
         for (v = 1; v < 256; v++)
-            if (r.units[v / 8] >> (v % 8) & 1u) {
+            if ((unsigned)r.units[v / 8] >> (v % 8) & 1u) {
                 same->units[v / 8] |= (uint8_t)(1u << (v % 8));
                 t->by_unit[v] = (int16_t)u;
             }
@@ -186,7 +188,7 @@ int gw_route_add(struct gw_route_table *t, const char *spec, char sep, const cha
     }
     t->routes[t->n] = r;
     for (u = 1; u < 256; u++)
-        if (r.units[u / 8] >> (u % 8) & 1u)
+        if ((unsigned)r.units[u / 8] >> (u % 8) & 1u)
             t->by_unit[u] = (int16_t)t->n;
     t->n++;
     return 0;
