@@ -24,6 +24,7 @@
 #include "log.h"
 #include "options.h"
 #include "serial_target.h"
+#include "tls_conf.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024u)
 #define LINE_MAX_BYTES   1024u
@@ -68,6 +69,15 @@ static const struct option_def defs[] = {
     {"log-level", LEVEL, S(log_level), M_BOTH, 0, 0},
     {"max-sessions-per-master", NUMBER, S(max_sessions_per_master), M_SERVER, 1, 1000000},
     {"idle-timeout", NUMBER, S(idle_timeout_ms), M_SERVER, 0, 86400000},
+    {"listen-tls", STRING, S(listen_tls), M_SERVER, 0, 0},
+    {"tls-cert", PATH, S(tls_cert), M_SERVER, 0, 0},
+    {"tls-key", PATH, S(tls_key), M_SERVER, 0, 0},
+    {"tls-ca", PATH, S(tls_ca), M_SERVER, 0, 0},
+    {"tls-legacy-ciphers", FLAG, S(tls_legacy_ciphers), M_SERVER, 0, 1},
+    {"upstream-tls-cert", PATH, S(upstream_tls_cert), M_SERVER, 0, 0},
+    {"upstream-tls-key", PATH, S(upstream_tls_key), M_SERVER, 0, 0},
+    {"upstream-tls-ca", PATH, S(upstream_tls_ca), M_SERVER, 0, 0},
+    {"upstream-tls-name", STRING, S(upstream_tls_name), M_SERVER, 0, 0},
 };
 #undef S
 
@@ -429,20 +439,26 @@ static int check_hostport(const char *name, const char *value)
 static int check_required(const struct gw_options *o)
 {
     int server = o->mode == GW_MODE_SERVER;
-    const char *missing = o->listen == NULL                                      ? "listen"
+    /* A server with a TLS listener alone needs no mbsc key: its masters bring certificates. */
+    int mbsc_in = !server || o->listen != NULL || o->listen_tls == NULL;
+    const char *missing = o->listen == NULL && mbsc_in                           ? "listen"
                           : o->upstream == NULL && (!server || o->routes.n == 0) ? "upstream"
-                          : o->key == NULL                                       ? "key"
-                          : server && o->authorized == NULL                      ? "authorized"
+                          : o->key == NULL && mbsc_in                            ? "key"
+                          : server && mbsc_in && o->authorized == NULL           ? "authorized"
                           : !server && o->peer == NULL                           ? "peer"
                                                                                  : NULL;
 
     if (missing != NULL) {
-        int no_route = server && o->listen != NULL && o->upstream == NULL;
+        int no_route =
+            server && (o->listen != NULL || o->listen_tls != NULL) && o->upstream == NULL;
+        int no_listen = server && o->listen == NULL;
 
         gw_log(GW_ERR, "%s mode needs --%s%s (see mbsc-gateway --help)",
                server ? "server" : "client", missing,
                no_route ? " HOST:PORT (the default route) or at least one --route UNITS=HOST:PORT"
-                        : "");
+               : no_listen ? " HOST:PORT (mbsc masters), --listen-tls HOST:PORT (Modbus/TCP "
+                             "Security masters), or both"
+                           : "");
         return -1;
     }
     if (!server && gw_serial_target_is(o->upstream)) {
@@ -453,10 +469,20 @@ static int check_required(const struct gw_options *o)
                gw_options_where(o, "upstream"), o->upstream);
         return -1;
     }
+    if (!server && o->upstream != NULL && gw_route_is_tls(o->upstream)) {
+        gw_log(GW_ERR,
+               "%s: a client gateway carries its clients over an mbsc session; mbaps:// "
+               "devices are reached through a server gateway's routes",
+               gw_options_where(o, "upstream"));
+        return -1;
+    }
     /* A serial line (rtu:...) is checked with the routes, where its place is known. */
-    if (check_hostport("listen", o->listen) != 0 ||
+    if ((o->listen != NULL && check_hostport("listen", o->listen) != 0) ||
+        (o->listen_tls != NULL && check_hostport("listen-tls", o->listen_tls) != 0) ||
         (o->upstream != NULL && !(server && gw_serial_target_is(o->upstream)) &&
-         check_hostport("upstream", o->upstream) != 0))
+         check_hostport("upstream", server ? gw_route_hostport(o->upstream) : o->upstream) != 0))
+        return -1;
+    if (server && gw_tls_check_options(o) != 0)
         return -1;
     if (!server && o->routes.n > 0) {
         gw_log(GW_ERR,
@@ -625,6 +651,9 @@ void gw_usage(FILE *out)
     fputs("usage: mbsc-gateway server --listen HOST:PORT --upstream TARGET --key FILE\n"
           "                           --authorized FILE [--psk FILE] [--ciphers LIST]\n"
           "                           [--policy FILE] [--route UNITS=TARGET ...] [options]\n"
+          "       mbsc-gateway server --listen-tls HOST:PORT --tls-cert FILE --tls-key FILE\n"
+          "                           --tls-ca FILE --upstream TARGET [--policy FILE]\n"
+          "                           [--listen HOST:PORT --key FILE --authorized FILE] [options]\n"
           "       mbsc-gateway client --listen HOST:PORT --upstream HOST:PORT --key FILE\n"
           "                           --peer FILE [--psk FILE] [--cipher NAME | --ciphers LIST]\n"
           "                           [--allow-remote-plaintext] [options]\n"
@@ -647,10 +676,25 @@ void gw_usage(FILE *out)
           "  --route UNITS=TARGET    server: the PLC for these unit ids (N, N-M or a list,\n"
           "                          1-255, e.g. 1-10,20=192.168.1.10:502); repeatable;\n"
           "                          a unit with no route and no --upstream gets 0A\n"
-          "                          TARGET: HOST:PORT, or a serial line (server)\n"
+          "                          TARGET: HOST:PORT; in server mode also a Modbus/TCP\n"
+          "                          Security device, mbaps://HOST:PORT (TLS; --upstream-tls-*\n"
+          "                          below), or a serial line\n"
           "                          rtu:DEVICE[,BAUD[,FORMAT]][,rs485=yes|required]\n"
           "                          [,timeout=MS][,turnaround=MS], e.g.\n"
           "                          rtu:/dev/ttyUSB0,19200,8E1 (the defaults)\n"
+          "  --listen-tls HOST:PORT  server: accept Modbus/TCP Security masters (TLS, port\n"
+          "                          802; docs/tls.md), beside --listen or alone\n"
+          "  --tls-cert FILE         server: the TLS listener's certificate, PEM (chain after)\n"
+          "  --tls-key FILE          server: its private key, PEM, mode 0600\n"
+          "  --tls-ca FILE           server: the CA of the masters' certificates, PEM; a\n"
+          "                          master's role is its certificate's extension\n"
+          "                          1.3.6.1.4.1.50316.802.1\n"
+          "  --tls-legacy-ciphers    also TLS 1.2 with RSA key exchange, for old devices\n"
+          "  --upstream-tls-cert FILE  server: the certificate shown to mbaps:// devices\n"
+          "  --upstream-tls-key FILE   its private key, PEM, mode 0600\n"
+          "  --upstream-tls-ca FILE    the CA of the devices' certificates, PEM\n"
+          "  --upstream-tls-name NAME  the name each device's certificate must carry\n"
+          "                          (default: the HOST of its target)\n"
           "  --key FILE              our private key (mbsc-keygen), mode 0600\n"
           "  --authorized FILE       server: allow-list of masters, '<key> <name> [role]'\n"
           "  --policy FILE           server: roles to rights (docs/policy.md); without it\n"
@@ -698,7 +742,8 @@ void gw_usage(FILE *out)
           "0A upstream unreachable (client mode: 0B), 0B upstream did not answer in time.\n"
           "\n"
           "Signals: SIGHUP re-reads the configuration file, the key, PSK, allow-list,\n"
-          "policy and routes (all or nothing: a bad file keeps the old ones); SIGUSR1\n"
+          "policy, routes and TLS certificates, keys and CAs (all or nothing: a bad file\n"
+          "keeps the old ones); SIGUSR1\n"
           "logs the status (masters, routes, counters), as\n"
           "'mbsc-gateway status --control PATH' prints it (--json: one JSON object,\n"
           "--prometheus: the Prometheus text format);\n"
@@ -706,6 +751,6 @@ void gw_usage(FILE *out)
           "Exit status: 0 after SIGTERM/SIGINT (--check: it would start), 1 on a runtime\n"
           "failure, 2 on bad usage or configuration.\n"
           "Documentation: mbsc-gateway(1), mbsc-gateway.conf(5), mbsc-policy(5),\n"
-          "mbsc-allowlist(5), and /usr/share/doc/mbsc-tools/ (gateway.md, policy.md).\n",
+          "mbsc-allowlist(5), and /usr/share/doc/mbsc-tools/ (gateway.md, policy.md, tls.md).\n",
           out);
 }

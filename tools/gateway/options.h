@@ -43,6 +43,16 @@ struct gw_options {
     unsigned long max_sessions_per_master; /* sessions per master key (0: the library's, 4) */
     unsigned long idle_timeout_ms;         /* close a master idle that long (0: never) */
 
+    /* Server: Modbus/TCP Security (docs/tls.md): masters over TLS, devices over TLS. */
+    char *listen_tls;         /* HOST:PORT of the TLS listener, or NULL */
+    char *tls_cert, *tls_key; /* its certificate (and chain) and key, PEM */
+    char *tls_ca;             /* the CA of the masters' certificates */
+    char *upstream_tls_cert;  /* what the gateway shows mbaps:// devices */
+    char *upstream_tls_key;   /*   and its key */
+    char *upstream_tls_ca;    /* the CA of the devices' certificates */
+    char *upstream_tls_name;  /* the name their certificates carry (default: HOST) */
+    int tls_legacy_ciphers;   /* also RSA key exchange, for old devices */
+
     /* Server: unit ids to PLCs (--route, route = ...), and --upstream as the default. */
     struct gw_route_table routes;
     int routes_from_command_line; /* --route given: the file's route lines are replaced */

@@ -24,6 +24,16 @@ void gw_route_table_init(struct gw_route_table *t)
         t->by_unit[u] = GW_ROUTE_DEFAULT;
 }
 
+int gw_route_is_tls(const char *target)
+{
+    return strncmp(target, GW_TLS_SCHEME, sizeof GW_TLS_SCHEME - 1) == 0;
+}
+
+const char *gw_route_hostport(const char *target)
+{
+    return gw_route_is_tls(target) ? target + sizeof GW_TLS_SCHEME - 1 : target;
+}
+
 int gw_route_check_target(const char *target, const char *where, char *why, size_t why_len)
 {
     char host[GW_TARGET_MAX], port[8];
@@ -31,9 +41,11 @@ int gw_route_check_target(const char *target, const char *where, char *why, size
 
     if (gw_serial_target_is(target))
         return gw_serial_target_parse(target, &st, where, why, why_len);
-    if (mbsc_parse_hostport(target, host, sizeof host, port, sizeof port) != MBSC_OK) {
+    if (mbsc_parse_hostport(gw_route_hostport(target), host, sizeof host, port, sizeof port) !=
+        MBSC_OK) {
         snprintf(why, why_len,
-                 "%s: '%s' is not HOST:PORT (e.g. 192.168.1.10:502 or [fd00::10]:502) nor "
+                 "%s: '%s' is not HOST:PORT (e.g. 192.168.1.10:502 or [fd00::10]:502), "
+                 "mbaps://HOST:PORT (e.g. mbaps://meter1.plant:802) nor "
                  "rtu:DEVICE[,BAUD[,FORMAT]] (e.g. rtu:/dev/ttyUSB0,19200,8E1)",
                  where, target);
         return -1;

@@ -67,7 +67,15 @@ int gw_route_set_default(struct gw_route_table *t, const char *target, const cha
 /* The route index for unit, GW_ROUTE_DEFAULT, or GW_ROUTE_NONE. */
 int gw_route_lookup(const struct gw_route_table *t, uint8_t unit);
 
-/* Whether a target is well formed (HOST:PORT, rtu:...); 0 or -1 with why naming where. */
+/*
+ * A target "mbaps://HOST:PORT" is a Modbus/TCP Security device (TLS,
+ * up_tls.c); gw_route_hostport is the HOST:PORT of any target.
+ */
+#define GW_TLS_SCHEME "mbaps://"
+int gw_route_is_tls(const char *target);
+const char *gw_route_hostport(const char *target);
+
+/* Whether a target is well formed ([mbaps://]HOST:PORT, rtu:...); 0 or -1 with why naming where. */
 int gw_route_check_target(const char *target, const char *where, char *why, size_t why_len);
 
 #endif /* MBSC_GATEWAY_ROUTE_H */

@@ -357,6 +357,15 @@ void gw_routing_set_config(struct gw_routing *r, const mbsc_config *cfg)
         gw_upstream_set_config(r->set.v[i]->up, cfg);
 }
 
+void gw_routing_set_tls(struct gw_routing *r, const struct gw_tls *tls)
+{
+    size_t i;
+
+    r->ps.up.tls = tls;
+    for (i = 0; i < r->set.n; i++)
+        gw_upstream_set_tls(r->set.v[i]->up, tls);
+}
+
 /* The state in words; a serial port is opened, not connected. */
 static const char *state_name(enum gw_up_state s, int serial)
 {

@@ -60,6 +60,8 @@ unsigned gw_routing_total(const struct gw_routing *r);
 
 /* Client mode: the next mbsc session of every path uses cfg. */
 void gw_routing_set_config(struct gw_routing *r, const mbsc_config *cfg);
+/* The next connection of every mbaps:// path, and every new path, uses tls (a reload). */
+void gw_routing_set_tls(struct gw_routing *r, const struct gw_tls *tls);
 
 /*
  * A reload: make the paths those of t, all or nothing.  Paths whose target

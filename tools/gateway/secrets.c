@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * secrets.c - the key, the PSK, the allow-list (or the peer's key) and the
- * policy, loaded together.
+ * secrets.c - the key, the PSK, the allow-list (or the peer's key), the
+ * policy and the TLS files, loaded together.
  *
  * A reload (SIGHUP) loads a complete new bundle beside the one in use and
  * switches only if every file loaded: a bad line anywhere keeps the old
@@ -17,12 +17,14 @@
 #include "log.h"
 #include "roles.h"
 #include "secrets.h"
+#include "tls_conf.h"
 
 void gw_secrets_free(struct gw_secrets *s)
 {
     mbsc_config_free(s->cfg);
     mbsc_allowlist_free(s->allow);
     mbsc_policy_free(s->policy);
+    gw_tls_free(s->tls);
     memset(s, 0, sizeof *s);
 }
 
@@ -103,6 +105,22 @@ static int load_policy(struct gw_secrets *s, const struct gw_options *o, char *w
     return 0;
 }
 
+/* The TLS listener's and the mbaps:// upstreams' files (tls_conf.h), server mode. */
+static int load_tls(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len)
+{
+    if (gw_tls_load(&s->tls, o, why, why_len) == 0)
+        return 0;
+    if (why[0] == '\0')
+        snprintf(why, why_len, "TLS: %s", mbsc_strerror(MBSC_ERR_INVALID_ARG));
+    return -1;
+}
+
+/* A server gateway for TLS masters only (no --listen) has no mbsc side. */
+static int has_mbsc_side(const struct gw_options *o)
+{
+    return o->mode != GW_MODE_SERVER || o->listen != NULL;
+}
+
 static int load_peer(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len)
 {
     uint8_t key[MBSC_KEY_BYTES];
@@ -117,28 +135,37 @@ static int load_peer(struct gw_secrets *s, const struct gw_options *o, char *why
 
 typedef int (*load_step)(struct gw_secrets *, const struct gw_options *, char *, size_t);
 
-/* The parts in the order they load; the allow-list and the policy in server mode only. */
-static size_t steps_of(const struct gw_options *o, load_step steps[6])
+#define MAX_STEPS 7
+
+/*
+ * The parts in the order they load: the TLS files, the allow-list and the
+ * policy in server mode only; the key, PSK and ciphers where there is an
+ * mbsc side.
+ */
+static size_t steps_of(const struct gw_options *o, load_step steps[MAX_STEPS])
 {
     size_t n = 0;
 
-    steps[n++] = load_key;
-    steps[n++] = load_psk;
-    steps[n++] = load_ciphers;
-    if (o->mode == GW_MODE_SERVER) {
-        steps[n++] = load_allowlist;
-        steps[n++] = load_policy;
-    } else {
-        steps[n++] = load_peer;
+    if (o->mode == GW_MODE_SERVER)
+        steps[n++] = load_tls;
+    if (has_mbsc_side(o)) {
+        steps[n++] = load_key;
+        steps[n++] = load_psk;
+        steps[n++] = load_ciphers;
+        steps[n++] = o->mode == GW_MODE_SERVER ? load_allowlist : load_peer;
     }
+    if (o->mode == GW_MODE_SERVER)
+        steps[n++] = load_policy;
     return n;
 }
 
-/* A bundle with its config, before any file; 0 or -1 with why. */
+/* A bundle with its config (where there is an mbsc side), before any file; 0 or -1 with why. */
 static int begin(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len)
 {
     memset(s, 0, sizeof *s);
     why[0] = '\0';
+    if (!has_mbsc_side(o))
+        return 0;
     s->cfg = mbsc_config_new(o->mode == GW_MODE_SERVER ? MBSC_ROLE_SLAVE : MBSC_ROLE_MASTER);
     if (s->cfg == NULL) {
         snprintf(why, why_len, "config: %s", mbsc_strerror(MBSC_ERR_NOMEM));
@@ -151,7 +178,7 @@ static int begin(struct gw_secrets *s, const struct gw_options *o, char *why, si
 
 int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len)
 {
-    load_step steps[6];
+    load_step steps[MAX_STEPS];
     size_t i, n = steps_of(o, steps);
 
     if (begin(s, o, why, why_len) != 0) {
@@ -164,7 +191,7 @@ int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why,
             return -1;
         }
     }
-    if (o->mode == GW_MODE_SERVER)
+    if (o->mode == GW_MODE_SERVER && s->allow != NULL)
         gw_roles_warn(s->allow, o->authorized, s->policy, o->policy);
     return 0;
 }
@@ -173,7 +200,7 @@ unsigned gw_secrets_check(const struct gw_options *o, size_t *masters)
 {
     struct gw_secrets s;
     char why[GW_WHY_SIZE];
-    load_step steps[6];
+    load_step steps[MAX_STEPS];
     size_t i, n = steps_of(o, steps);
     unsigned bad = 0;
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * secrets.h - the key, the PSK, the allow-list (or the peer's key) and the
- * policy, loaded as one bundle (secrets.c), so that a reload replaces all
- * of them or none.
+ * secrets.h - the key, the PSK, the allow-list (or the peer's key), the
+ * policy and the TLS certificates, keys and CAs, loaded as one bundle
+ * (secrets.c), so that a reload replaces all of them or none.
  */
 #ifndef MBSC_GATEWAY_SECRETS_H
 #define MBSC_GATEWAY_SECRETS_H
@@ -13,18 +13,21 @@
 
 #include "options.h"
 
+struct gw_tls;
+
 /* Everything a reload replaces at once. */
 struct gw_secrets {
-    mbsc_config *cfg;
-    mbsc_allowlist *allow; /* server mode */
+    mbsc_config *cfg;      /* NULL for a server with a TLS listener only */
+    mbsc_allowlist *allow; /* server mode with --listen */
     mbsc_policy *policy;   /* server mode, NULL without --policy */
+    struct gw_tls *tls;    /* server mode, NULL without TLS (tls_conf.h) */
 };
 
 /*
- * Load the key, PSK, allow-list (server) or peer key (client) and policy
- * named by o into s.  0, or -1 with why naming the file (and line).
- * Warnings (a policy rule that grants more than it seems, a master whose
- * role the policy does not name) are logged as they are found.
+ * Load the key, PSK, allow-list (server) or peer key (client), policy and
+ * TLS files named by o into s.  0, or -1 with why naming the file (and
+ * line).  Warnings (a policy rule that grants more than it seems, a master
+ * whose role the policy does not name) are logged as they are found.
  */
 int gw_secrets_load(struct gw_secrets *s, const struct gw_options *o, char *why, size_t why_len);
 /*

@@ -2,15 +2,18 @@
 /*
  * server_mode.c - mbsc masters in, plain Modbus/TCP to the PLCs out.
  *
- * The masters' sessions are an mbsc_server's (mbsc/server.h); this file
- * decides what happens to each request, in the order docs/policy.md gives
- * ("The order of checks"): the payload must be one Modbus/TCP ADU (else
- * the session ends); its shape (exception 03 or 02); the policy for the
+ * The masters' sessions are an mbsc_server's (mbsc/server.h); those of
+ * Modbus/TCP Security masters, beside them or alone (--listen-tls), are
+ * tls_masters.c's.  This file decides what happens to each request of
+ * either, in the order docs/policy.md gives ("The order of checks"): the payload must be one
+ * Modbus/TCP ADU (else the session ends); its shape (exception 03 or 02); the policy for the
  * master's role (exception 01, logged with the master's name, the function
  * code and the address; the PLC never sees it); then the route of its unit
  * id (exception 0A when there is none) and that route's multiplexer.  The
  * role is the one the allow-list gave when the master confirmed, or at the
- * last reload (mbsc_server_apply_allowlist).
+ * last reload (mbsc_server_apply_allowlist); a TLS master's is its
+ * certificate's (tls_role.h).  Each master has an origin of the gateway's
+ * own for the routes (mux.h): a TLS master's has GW_TLS_ORIGIN_BIT.
  *
  * An answer can end a session: mbsc_server_reply() to a master whose
  * socket has closed reports CLOSED at once, and on_event() then forgets
@@ -39,6 +42,7 @@
 #include "secrets.h"
 #include "signals.h"
 #include "status_fmt.h"
+#include "tls_masters.h"
 
 /*
  * What the masters of one name did since the gateway started, over all
@@ -57,6 +61,7 @@ struct tally {
 struct master {
     mbsc_server_conn_id id;
     struct tally *tally; /* NULL when out of memory: its counts go nowhere */
+    uint64_t origin;     /* for the routes: the gateway's own number, never GW_TLS_ORIGIN_BIT */
     uint64_t group;      /* the multiplexer's share: one per master key (group_of) */
     char name[MBSC_ALLOWLIST_NAME_MAX + 1];
     char role[MBSC_ALLOWLIST_NAME_MAX + 1]; /* "" for none */
@@ -72,17 +77,19 @@ struct gw_server {
     char **argv;
     struct gw_loop *loop;
     struct gw_secrets cur;
-    mbsc_server *srv;
+    mbsc_server *srv;           /* NULL without --listen */
+    struct gw_tls_masters *tls; /* NULL without --listen-tls */
     struct gw_watch *srv_watch;
     struct gw_timer *srv_timer; /* the server's next deadline */
     struct gw_watch *sig_watch;
     struct gw_routing *routing;
     struct master *masters;
     size_t n_masters, cap_masters;
+    uint64_t next_origin;
     int draining;
     struct gw_timer *drain_timer;
     struct gw_control *control; /* --control, or NULL */
-    char addr[MBSC_ADDRSTRLEN];
+    char addr[MBSC_ADDRSTRLEN]; /* the mbsc listener's, "" without one */
     uint8_t group_key[crypto_shorthash_KEYBYTES];
     struct tally *tallies;
     uint64_t policy_refusals; /* requests refused by the policy, all masters, since the start */
@@ -150,36 +157,101 @@ static struct master *find_master(struct gw_server *g, mbsc_server_conn_id id)
     return NULL;
 }
 
+static struct master *find_origin(struct gw_server *g, uint64_t origin)
+{
+    size_t i;
+
+    for (i = 0; i < g->n_masters; i++)
+        if (g->masters[i].origin == origin)
+            return &g->masters[i];
+    return NULL;
+}
+
+/* An answer for origin: an mbsc master's goes through the server, a TLS master's through TLS. */
 static void reply(void *user, uint64_t origin, const uint8_t *adu, size_t len)
 {
     struct gw_server *g = user;
+    struct master *m;
 
-    if (mbsc_server_reply(g->srv, origin, adu, len) != MBSC_OK) {
+    if (origin & GW_TLS_ORIGIN_BIT) {
+        gw_tls_masters_reply(g->tls, origin, adu, len);
+        return;
+    }
+    m = find_origin(g, origin);
+    if (m == NULL || mbsc_server_reply(g->srv, m->id, adu, len) != MBSC_OK) {
         /* The master left meanwhile: nobody to answer. */
     }
 }
 
-static void answer_exception(struct gw_server *g, mbsc_server_conn_id id, const uint8_t *req,
-                             uint8_t code)
+static void answer_exception(struct gw_server *g, uint64_t origin, const uint8_t *req, uint8_t code)
 {
     uint8_t ex[MBSC_EXCEPTION_ADU_BYTES];
 
-    reply(g, id, ex, mbsc_adu_exception(req, code, ex));
+    reply(g, origin, ex, mbsc_adu_exception(req, code, ex));
 }
 
+/* Who sent a request, mbsc or TLS master, for the routes and the log. */
+struct requester {
+    uint64_t origin, group;
+    const char *label; /* "master NAME", "TLS master \"SUBJECT\" (role R)" */
+    const char *name;  /* the allow-list's name, or the certificate's subject */
+    const char *role;  /* NULL: none */
+    const char *peer;  /* HOST:PORT */
+    int tls;           /* the role comes from a certificate */
+};
+
 /* A request the policy refused: one line, and for the journal its parts as fields. */
-static void log_refusal(const struct master *m, const uint8_t *p, size_t len, const char *why)
+static void log_refusal(const struct requester *r, const uint8_t *p, size_t len, const char *why)
 {
     char function[8], address[8];
     struct gw_field f[] = {
-        {"MBSC_MASTER", m->name},    {"MBSC_ROLE", m->role[0] != '\0' ? m->role : "none"},
+        {"MBSC_MASTER", r->name},    {"MBSC_ROLE", r->role != NULL ? r->role : "none"},
         {"MBSC_FUNCTION", function}, {"MBSC_ADDRESS", address},
-        {"MBSC_PEER", m->address},   {"MBSC_REASON", why}};
+        {"MBSC_PEER", r->peer},      {"MBSC_REASON", why}};
 
     snprintf(function, sizeof function, "0x%02x", p[MBSC_MBAP_BYTES]);
     snprintf(address, sizeof address, "%u", gw_first_address(p, len));
-    gw_logf(GW_WARN, f, sizeof f / sizeof f[0], "refused master %s: function %s address %s: %s",
-            m->name, function, address, why);
+    gw_logf(GW_WARN, f, sizeof f / sizeof f[0], "refused %s: function %s address %s: %s", r->label,
+            function, address, why);
+}
+
+/*
+ * One request (one ADU whose MBAP header is good) of a master, mbsc or
+ * TLS: its shape, the policy for its role, the route (docs/policy.md, "The
+ * order of checks").  Returns 1 if the policy refused it.  The answer may
+ * end the master's session: nothing of the caller's master may be used
+ * after this without finding it again.
+ */
+static int serve(struct gw_server *g, const struct requester *r, const uint8_t *p, size_t len)
+{
+    char why[512];
+    uint8_t code = gw_check_request(p, len);
+
+    if (code != 0) {
+        answer_exception(g, r->origin, p, code);
+        return 0;
+    }
+    if (g->cur.policy != NULL &&
+        mbsc_policy_check(g->cur.policy, r->role, p + MBSC_MBAP_BYTES, len - MBSC_MBAP_BYTES, why,
+                          sizeof why) != MBSC_OK) {
+        if (r->tls && r->role == NULL)
+            snprintf(why, sizeof why,
+                     "its certificate has no role (extension 1.3.6.1.4.1.50316.802.1), and a "
+                     "policy is in force; issue it a certificate with one (docs/tls.md)");
+        g->policy_refusals++;
+        log_refusal(r, p, len, why);
+        answer_exception(g, r->origin, p, (uint8_t)MBSC_POLICY_REFUSAL_EXCEPTION);
+        return 1;
+    }
+    if (g->draining) {
+        answer_exception(g, r->origin, p, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE);
+        return 0;
+    }
+    gw_log(GW_DEBUG, "%s: function 0x%02x address %u unit %u", r->label, p[MBSC_MBAP_BYTES],
+           gw_first_address(p, len), p[6]);
+    if (gw_routing_submit(g->routing, r->origin, r->group, p, len) != MBSC_OK)
+        answer_exception(g, r->origin, p, MBSC_EXC_SERVER_DEVICE_BUSY);
+    return 0;
 }
 
 static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_conn_info *ci,
@@ -187,8 +259,9 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
 {
     struct gw_server *g = user;
     struct master *m = find_master(g, ci->id);
-    char why[512];
-    uint8_t code;
+    char label[MBSC_ALLOWLIST_NAME_MAX + 16], name[MBSC_ALLOWLIST_NAME_MAX + 1];
+    char address[MBSC_ADDRSTRLEN];
+    struct requester r;
 
     if (len < MBSC_ADU_MIN || len > MBSC_ADU_MAX || mbsc_adu_length(p) != len) {
         /* docs/protocol.md: an authenticated payload that is not an ADU ends the session. */
@@ -203,30 +276,51 @@ static void on_request(void *user, mbsc_server *srv, const struct mbsc_server_co
     m->requests++;
     if (m->tally != NULL)
         m->tally->requests++;
-    code = gw_check_request(p, len);
-    if (code != 0) {
-        answer_exception(g, ci->id, p, code);
-        return;
+    /* Copies: m may move in the array while the request is answered. */
+    snprintf(name, sizeof name, "%s", m->name);
+    snprintf(address, sizeof address, "%s", m->address);
+    snprintf(label, sizeof label, "master %s", m->name);
+    r.origin = m->origin;
+    r.group = m->group;
+    r.label = label;
+    r.name = name;
+    r.role = ci->peer_role;
+    r.peer = address;
+    r.tls = 0;
+    if (serve(g, &r, p, len)) {
+        m = find_master(g, ci->id);
+        if (m != NULL) {
+            m->refusals++;
+            if (m->tally != NULL)
+                m->tally->refusals++;
+        }
     }
-    if (g->cur.policy != NULL &&
-        mbsc_policy_check(g->cur.policy, ci->peer_role, p + MBSC_MBAP_BYTES, len - MBSC_MBAP_BYTES,
-                          why, sizeof why) != MBSC_OK) {
-        m->refusals++;
-        g->policy_refusals++;
-        if (m->tally != NULL)
-            m->tally->refusals++;
-        log_refusal(m, p, len, why);
-        answer_exception(g, ci->id, p, (uint8_t)MBSC_POLICY_REFUSAL_EXCEPTION);
-        return;
-    }
-    if (g->draining) {
-        answer_exception(g, ci->id, p, MBSC_EXC_GATEWAY_PATH_UNAVAILABLE);
-        return;
-    }
-    gw_log(GW_DEBUG, "master %s: function 0x%02x address %u unit %u", m->name, p[MBSC_MBAP_BYTES],
-           gw_first_address(p, len), p[6]);
-    if (gw_routing_submit(g->routing, ci->id, m->group, p, len) != MBSC_OK)
-        answer_exception(g, ci->id, p, MBSC_EXC_SERVER_DEVICE_BUSY);
+}
+
+/* A Modbus/TCP Security master's request (tls_masters.h). */
+static int on_tls_request(void *user, const struct gw_tls_master_info *mi, const uint8_t *adu,
+                          size_t len)
+{
+    char label[300];
+    struct requester r;
+
+    snprintf(label, sizeof label, "TLS master \"%s\" (role %s)", mi->subject,
+             mi->role != NULL ? mi->role : "none");
+    r.origin = mi->origin;
+    r.group = mi->group;
+    r.label = label;
+    r.name = mi->subject;
+    r.role = mi->role;
+    r.peer = mi->peer;
+    r.tls = 1;
+    return serve(user, &r, adu, len);
+}
+
+static void on_tls_closed(void *user, uint64_t origin)
+{
+    struct gw_server *g = user;
+
+    gw_routing_forget(g->routing, origin);
 }
 
 /*
@@ -267,6 +361,7 @@ static void add_master(struct gw_server *g, const struct mbsc_server_conn_info *
     m = &g->masters[g->n_masters++];
     memset(m, 0, sizeof *m);
     m->id = ci->id;
+    m->origin = ++g->next_origin;
     m->group = group_of(g, ci->id);
     snprintf(m->name, sizeof m->name, "%s", ci->peer_name != NULL ? ci->peer_name : "?");
     snprintf(m->role, sizeof m->role, "%s", ci->peer_role != NULL ? ci->peer_role : "");
@@ -300,8 +395,9 @@ static void on_event(void *user, const struct mbsc_server_event *ev)
         struct gw_field f[] = {
             {"MBSC_MASTER", NULL}, {"MBSC_PEER", ci->peer_address}, {"MBSC_REASON", why}};
 
-        gw_routing_forget(g->routing, ci->id);
         m = find_master(g, ci->id);
+        if (m != NULL)
+            gw_routing_forget(g->routing, m->origin);
         f[0].value = m != NULL ? m->name : ci->peer_name != NULL ? ci->peer_name : "?";
         if (ev->error == MBSC_OK)
             snprintf(why, sizeof why, "%s", ev->detail != NULL ? ev->detail : "closed");
@@ -345,20 +441,25 @@ static void note_role_changes(struct gw_server *g, const mbsc_allowlist *al)
     }
 }
 
+static int same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
 /*
  * Re-read everything: the configuration file (with the command line over
- * it, as at start), the key, PSK, allow-list and policy, and the routes.
- * All of it applies, or none: the old configuration stays whole when
- * anything is wrong.  Settings a running gateway cannot change (where it
- * listens, its limits) are reported and wait for a restart.
+ * it, as at start), the key, PSK, allow-list and policy, the TLS
+ * certificates, keys and CAs, and the routes.  All of it applies, or
+ * none: the old configuration stays whole when anything is wrong.
+ * Settings a running gateway cannot change (where it listens, its limits)
+ * are reported and wait for a restart.
  */
 static void reload(struct gw_server *g)
 {
     struct gw_options no;
     struct gw_secrets ns;
-    char why[GW_WHY_SIZE];
-    size_t n_allowed;
-    int closed;
+    char why[GW_WHY_SIZE], what[GW_WHY_SIZE];
+    int closed = 0;
 
     gw_notify("RELOADING=1");
     gw_options_init(&no);
@@ -369,39 +470,64 @@ static void reload(struct gw_server *g)
                    : "see the error above");
         goto fail_options;
     }
+    /* The listeners stay until a restart: the new files must still serve them. */
+    if ((g->srv != NULL && no.listen == NULL) || (g->tls != NULL && no.listen_tls == NULL)) {
+        gw_log(GW_ERR,
+               "reload failed, the old configuration stays in force: %s was removed; "
+               "restart to stop listening there",
+               g->srv != NULL && no.listen == NULL ? "listen" : "listen-tls");
+        goto fail_options;
+    }
     if (gw_secrets_load(&ns, &no, why, sizeof why) != 0) {
         gw_log(GW_ERR, "reload failed, the old configuration stays in force: %s", why);
         goto fail_options;
     }
-    if (mbsc_server_set_config(g->srv, ns.cfg, why, sizeof why) != MBSC_OK) {
+    if (g->srv != NULL && mbsc_server_set_config(g->srv, ns.cfg, why, sizeof why) != MBSC_OK) {
         gw_log(GW_ERR, "reload failed, the old configuration stays in force: %s", why);
         goto fail_secrets;
     }
+    gw_routing_set_tls(g->routing, ns.tls);
     if (gw_routing_reload(g->routing, &no.routes, why, sizeof why) != 0) {
         /* The config in force a moment ago was accepted then: it is again. */
-        if (mbsc_server_set_config(g->srv, g->cur.cfg, why, sizeof why) != MBSC_OK)
-            gw_log(GW_ERR, "reload: the old configuration could not be put back: %s", why);
+        gw_routing_set_tls(g->routing, g->cur.tls);
+        if (g->srv != NULL &&
+            mbsc_server_set_config(g->srv, g->cur.cfg, what, sizeof what) != MBSC_OK)
+            gw_log(GW_ERR, "reload: the old configuration could not be put back: %s", what);
         gw_log(GW_ERR, "reload failed, the old configuration stays in force: routes: %s", why);
         goto fail_secrets;
     }
+    /* TLS masters connected meanwhile are held against the new CA. */
+    if (g->tls != NULL)
+        closed += gw_tls_masters_set_tls(g->tls, ns.tls);
     /* Nothing reads the old config once the server has the new one (mbsc/server.h). */
     gw_secrets_free(&g->cur);
     g->cur = ns;
-    note_role_changes(g, g->cur.allow);
-    closed = mbsc_server_apply_allowlist(g->srv, g->cur.allow);
-    prune_tallies(g, g->cur.allow);
-    if (strcmp(no.listen, g->o->listen) != 0)
-        gw_log(GW_WARN, "listen changed to %s: it takes effect at the next start", no.listen);
+    if (g->srv != NULL) {
+        int n;
+
+        note_role_changes(g, g->cur.allow);
+        n = mbsc_server_apply_allowlist(g->srv, g->cur.allow);
+        closed += n > 0 ? n : 0;
+        prune_tallies(g, g->cur.allow);
+    }
+    if (!same(no.listen, g->o->listen) || !same(no.listen_tls, g->o->listen_tls))
+        gw_log(GW_WARN, "listen or listen-tls changed: it takes effect at the next start");
     if (no.control != NULL && (g->o->control == NULL || strcmp(no.control, g->o->control) != 0))
         gw_log(GW_WARN, "control changed to %s: it takes effect at the next start", no.control);
     gw_options_free(g->o);
     *g->o = no;
     gw_log_set_level(g->o->log_level != 0 ? (enum gw_level)g->o->log_level : GW_INFO);
-    n_allowed = mbsc_allowlist_count(g->cur.allow);
-    gw_log(GW_INFO, "reloaded: %zu master%s in %s%s%s, %zu route%s by unit id, %d disconnected",
-           n_allowed, n_allowed == 1 ? "" : "s", g->o->authorized, g->cur.policy ? ", policy " : "",
-           g->cur.policy ? g->o->policy : "", g->o->routes.n, g->o->routes.n == 1 ? "" : "s",
-           closed > 0 ? closed : 0);
+    if (g->srv != NULL) {
+        size_t n_allowed = mbsc_allowlist_count(g->cur.allow);
+
+        snprintf(what, sizeof what, "%zu master%s in %s%s", n_allowed, n_allowed == 1 ? "" : "s",
+                 g->o->authorized, g->tls != NULL ? " and the TLS files" : "");
+    } else {
+        snprintf(what, sizeof what, "the TLS files");
+    }
+    gw_log(GW_INFO, "reloaded: %s%s%s, %zu route%s by unit id, %d disconnected", what,
+           g->cur.policy ? ", policy " : "", g->cur.policy ? g->o->policy : "", g->o->routes.n,
+           g->o->routes.n == 1 ? "" : "s", closed);
     gw_notify("READY=1");
     return;
 fail_secrets:
@@ -413,18 +539,26 @@ fail_options:
 
 /* ---- status (SIGUSR1, --control) ---- */
 
+/* Where the gateway takes masters: the mbsc listener, or the TLS one when alone. */
+static const char *listen_address(const struct gw_server *g)
+{
+    return g->srv != NULL ? g->addr : gw_tls_masters_address(g->tls);
+}
+
 /* The first text line: where, how many masters, what waits, what was refused. */
 static void status_summary(const struct gw_server *g, const struct mbsc_server_stats *st, FILE *out)
 {
     unsigned q = gw_routing_total(g->routing);
     unsigned long long c = (unsigned long long)st->refused,
                        p = (unsigned long long)g->policy_refusals;
+    /* mbsc and TLS masters alike; each kind has its lines below. */
+    size_t n = g->n_masters + (g->tls != NULL ? gw_tls_masters_count(g->tls) : 0);
 
     fprintf(out,
             "server mode on %s, %zu master%s, %u request%s queued or in flight, refused %llu "
             "connection%s and %llu request%s\n",
-            g->addr, g->n_masters, g->n_masters == 1 ? "" : "s", q, q == 1 ? "" : "s", c,
-            c == 1 ? "" : "s", p, p == 1 ? "" : "s");
+            listen_address(g), n, n == 1 ? "" : "s", q, q == 1 ? "" : "s", c, c == 1 ? "" : "s", p,
+            p == 1 ? "" : "s");
 }
 
 static void status_master_text(const struct master *m, FILE *out)
@@ -469,10 +603,13 @@ static void status_json(const struct gw_server *g, const struct mbsc_server_stat
     gw_time_utc(g->started, since, sizeof since);
     fputc('{', out);
     gw_json_kv_str(out, 1, "mode", "server");
-    gw_json_kv_str(out, 0, "listen", g->addr);
+    gw_json_kv_str(out, 0, "listen", g->srv != NULL ? g->addr : NULL);
+    gw_json_kv_str(out, 0, "listen_tls", g->tls != NULL ? gw_tls_masters_address(g->tls) : NULL);
     gw_json_kv_str(out, 0, "version", mbsc_version());
     gw_json_kv_str(out, 0, "started", since);
     gw_json_kv_u64(out, 0, "masters_connected", g->n_masters);
+    gw_json_kv_u64(out, 0, "tls_masters_connected",
+                   g->tls != NULL ? gw_tls_masters_count(g->tls) : 0);
     gw_json_kv_u64(out, 0, "requests_pending", gw_routing_total(g->routing));
     gw_json_kv_u64(out, 0, "requests", st->requests);
     fputs(",\"refusals\":{", out);
@@ -534,13 +671,17 @@ static void status_prometheus(const struct gw_server *g, const struct mbsc_serve
 
     gw_prom_family(out, "mbsc_gateway_info", "gauge", "The gateway's mode, address and version.");
     fputs("mbsc_gateway_info{mode=\"server\",listen=\"", out);
-    gw_prom_label_value(out, g->addr);
+    gw_prom_label_value(out, listen_address(g));
     fprintf(out, "\",version=\"%s\"} 1\n", mbsc_version());
     gw_prom_family(out, "mbsc_gateway_start_time_seconds", "gauge",
                    "When the gateway started, in seconds since the epoch.");
     fprintf(out, "mbsc_gateway_start_time_seconds %lld\n", (long long)g->started);
     gw_prom_family(out, "mbsc_gateway_masters", "gauge", "Master sessions connected now.");
     fprintf(out, "mbsc_gateway_masters %zu\n", g->n_masters);
+    gw_prom_family(out, "mbsc_gateway_tls_masters", "gauge",
+                   "Modbus/TCP Security (TLS) master connections now.");
+    fprintf(out, "mbsc_gateway_tls_masters %zu\n",
+            g->tls != NULL ? gw_tls_masters_count(g->tls) : 0);
     gw_prom_family(out, "mbsc_gateway_requests_pending", "gauge",
                    "Requests queued or in flight, all routes.");
     fprintf(out, "mbsc_gateway_requests_pending %u\n", gw_routing_total(g->routing));
@@ -579,11 +720,15 @@ static void status_write(void *user, enum gw_status_format fmt, FILE *out)
     struct mbsc_server_stats st;
     size_t i;
 
-    mbsc_server_get_stats(g->srv, &st);
+    memset(&st, 0, sizeof st);
+    if (g->srv != NULL)
+        mbsc_server_get_stats(g->srv, &st);
     switch (fmt) {
     case GW_STATUS_TEXT:
         status_summary(g, &st, out);
         gw_routing_status(g->routing, GW_STATUS_TEXT, out);
+        if (g->tls != NULL)
+            gw_tls_masters_status(g->tls, out);
         for (i = 0; i < g->n_masters; i++)
             status_master_text(&g->masters[i], out);
         break;
@@ -596,7 +741,7 @@ static void status_write(void *user, enum gw_status_format fmt, FILE *out)
 
 static void step_server(struct gw_server *g)
 {
-    if (mbsc_server_step(g->srv, 0) != MBSC_OK) {
+    if (g->srv != NULL && mbsc_server_step(g->srv, 0) != MBSC_OK) {
         gw_log(GW_ERR, "the listener failed: stopping");
         gw_loop_stop(g->loop, GW_EX_FAILURE);
     }
@@ -617,9 +762,9 @@ static void on_server_timer(void *data)
 static void before_wait(void *data)
 {
     struct gw_server *g = data;
-    int t = mbsc_server_next_timeout(g->srv);
+    int t = g->srv != NULL ? mbsc_server_next_timeout(g->srv) : -1;
 
-    if (g->srv_watch == NULL)
+    if (g->srv != NULL && g->srv_watch == NULL)
         t = gw_min_timeout(t, 10); /* no epoll descriptor: step often */
     gw_timer_in(g->srv_timer, t);
     if (g->draining && gw_routing_total(g->routing) == 0) {
@@ -652,7 +797,10 @@ static void on_signal(void *data, unsigned happened)
     if ((sig & GW_SIG_STOP) && !g->draining) {
         g->draining = 1;
         gw_notify("STOPPING=1");
-        (void)mbsc_server_stop_accepting(g->srv); /* new masters are refused */
+        if (g->srv != NULL)
+            (void)mbsc_server_stop_accepting(g->srv); /* new masters are refused */
+        if (g->tls != NULL)
+            gw_tls_masters_stop_accepting(g->tls);
         gw_log(GW_INFO, "stopping: %u request%s to finish", gw_routing_total(g->routing),
                gw_routing_total(g->routing) == 1 ? "" : "s");
         gw_timer_in(g->drain_timer, (int)g->o->drain_ms);
@@ -661,36 +809,38 @@ static void on_signal(void *data, unsigned happened)
 
 /* ---- start ---- */
 
-static int start(struct gw_server *g)
+/* The listener of Modbus/TCP Security masters (--listen-tls). */
+static int start_tls(struct gw_server *g)
 {
-    struct gw_path_settings ps;
-    char why[GW_WHY_SIZE];
     const struct gw_options *o = g->o;
+    struct gw_tls_master_limits lim;
+    struct gw_tls_master_hooks hooks;
+    char why[GW_WHY_SIZE];
+
+    memset(&lim, 0, sizeof lim);
+    lim.max_connections = (unsigned)o->max_connections;
+    lim.handshake_ms = (unsigned)o->handshake_timeout_ms;
+    lim.idle_ms = (unsigned)o->idle_timeout_ms;
+    lim.max_queue = (unsigned)o->max_queue;
+    lim.max_per_cert = (unsigned)o->max_sessions_per_master;
+    hooks.user = g;
+    hooks.request = on_tls_request;
+    hooks.closed = on_tls_closed;
+    g->tls = gw_tls_masters_new(g->loop, o->listen_tls, g->cur.tls, &lim, &hooks, why, sizeof why);
+    if (g->tls == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The mbsc_server of mbsc masters (--listen). */
+static int start_mbsc(struct gw_server *g)
+{
+    const struct gw_options *o = g->o;
+    char why[GW_WHY_SIZE];
     int fd;
 
-    g->loop = gw_loop_new(why, sizeof why);
-    if (g->loop == NULL) {
-        gw_log(GW_ERR, "%s", why);
-        return -1;
-    }
-    /* First: a gateway that already runs with this control socket is not disturbed at all. */
-    if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
-                                                            why, sizeof why)) == NULL) {
-        gw_log(GW_ERR, "%s", why);
-        return -1;
-    }
-    ps.max_in_flight = (unsigned)o->max_in_flight;
-    ps.max_queue = (unsigned)o->max_queue;
-    ps.request_timeout_ms = (unsigned)o->request_timeout_ms;
-    ps.unreachable_code = MBSC_EXC_GATEWAY_PATH_UNAVAILABLE;
-    ps.up.connect_timeout_ms = (unsigned)o->connect_timeout_ms;
-    ps.up.backoff_max_ms = (unsigned)o->reconnect_max_ms;
-    ps.up.request_timeout_ms = (unsigned)o->request_timeout_ms;
-    g->routing = gw_routing_new(g->loop, &o->routes, NULL, &ps, reply, g, why, sizeof why);
-    if (g->routing == NULL) {
-        gw_log(GW_ERR, "%s", why);
-        return -1;
-    }
     if (mbsc_server_new(&g->srv, o->listen, g->cur.cfg, why, sizeof why) != MBSC_OK) {
         gw_log(GW_ERR, "%s", why);
         return -1;
@@ -710,16 +860,55 @@ static int start(struct gw_server *g)
     if (mbsc_server_address(g->srv, g->addr, sizeof g->addr) != MBSC_OK)
         return -1;
     fd = mbsc_server_fd(g->srv);
+    if (fd >= 0 && (g->srv_watch = gw_watch_add(g->loop, fd, GW_IO_IN, on_server_io, g)) == NULL) {
+        gw_log(GW_ERR, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int start(struct gw_server *g)
+{
+    struct gw_path_settings ps;
+    char why[GW_WHY_SIZE];
+    const struct gw_options *o = g->o;
+
+    g->loop = gw_loop_new(why, sizeof why);
+    if (g->loop == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    /* First: a gateway that already runs with this control socket is not disturbed at all. */
+    if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
+                                                            why, sizeof why)) == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
+    ps.max_in_flight = (unsigned)o->max_in_flight;
+    ps.max_queue = (unsigned)o->max_queue;
+    ps.request_timeout_ms = (unsigned)o->request_timeout_ms;
+    ps.unreachable_code = MBSC_EXC_GATEWAY_PATH_UNAVAILABLE;
+    ps.up.connect_timeout_ms = (unsigned)o->connect_timeout_ms;
+    ps.up.backoff_max_ms = (unsigned)o->reconnect_max_ms;
+    ps.up.request_timeout_ms = (unsigned)o->request_timeout_ms;
+    ps.up.tls = g->cur.tls;
+    g->routing = gw_routing_new(g->loop, &o->routes, NULL, &ps, reply, g, why, sizeof why);
+    if (g->routing == NULL) {
+        gw_log(GW_ERR, "%s", why);
+        return -1;
+    }
     g->srv_timer = gw_timer_new(g->loop, on_server_timer, g);
     g->drain_timer = gw_timer_new(g->loop, on_drain_timeout, g);
     g->sig_watch = gw_watch_add(g->loop, gw_signals_fd(), GW_IO_IN, on_signal, g);
-    if ((fd >= 0 &&
-         (g->srv_watch = gw_watch_add(g->loop, fd, GW_IO_IN, on_server_io, g)) == NULL) ||
-        g->srv_timer == NULL || g->drain_timer == NULL || g->sig_watch == NULL ||
+    if (g->srv_timer == NULL || g->drain_timer == NULL || g->sig_watch == NULL ||
         gw_loop_before_wait(g->loop, before_wait, g) != 0) {
         gw_log(GW_ERR, "out of memory");
         return -1;
     }
+    if (o->listen_tls != NULL && start_tls(g) != 0)
+        return -1;
+    if (o->listen != NULL && start_mbsc(g) != 0)
+        return -1;
     return 0;
 }
 
@@ -740,18 +929,33 @@ int gw_server_mode(struct gw_options *o, int argc, char **argv)
         return GW_EX_FAILURE;
     }
     if (start(&g) == 0) {
-        /* Scripts wait for this line instead of sleeping: flush it at once. */
-        if (printf("listening on %s\n", g.addr) < 0 || fflush(stdout) == EOF) {
+        /*
+         * Scripts wait for these lines instead of sleeping: flush them at
+         * once.  The mbsc listener's comes first, then the TLS listener's.
+         */
+        if ((g.srv != NULL && printf("listening on %s\n", g.addr) < 0) ||
+            (g.tls != NULL && printf("listening tls on %s\n", gw_tls_masters_address(g.tls)) < 0) ||
+            fflush(stdout) == EOF) {
             gw_log(GW_ERR, "cannot write to stdout");
         } else {
-            size_t n_allowed = mbsc_allowlist_count(g.cur.allow);
+            if (g.srv != NULL) {
+                size_t n_allowed = mbsc_allowlist_count(g.cur.allow);
 
-            gw_log(GW_INFO,
-                   "server mode on %s, %zu route%s by unit id%s%s, %zu master%s allowed%s%s",
-                   g.addr, o->routes.n, o->routes.n == 1 ? "" : "s",
-                   o->upstream != NULL ? ", default " : "", o->upstream != NULL ? o->upstream : "",
-                   n_allowed, n_allowed == 1 ? "" : "s", g.cur.policy ? ", policy " : ", no policy",
-                   g.cur.policy ? o->policy : "");
+                gw_log(GW_INFO,
+                       "server mode on %s, %zu route%s by unit id%s%s, %zu master%s allowed%s%s",
+                       g.addr, o->routes.n, o->routes.n == 1 ? "" : "s",
+                       o->upstream != NULL ? ", default " : "",
+                       o->upstream != NULL ? o->upstream : "", n_allowed, n_allowed == 1 ? "" : "s",
+                       g.cur.policy ? ", policy " : ", no policy", g.cur.policy ? o->policy : "");
+            }
+            if (g.tls != NULL)
+                gw_log(GW_INFO,
+                       "Modbus/TCP Security masters on %s (TLS 1.2 and 1.3, client certificates "
+                       "of %s), %zu route%s by unit id%s%s%s%s",
+                       gw_tls_masters_address(g.tls), o->tls_ca, o->routes.n,
+                       o->routes.n == 1 ? "" : "s", o->upstream != NULL ? ", default " : "",
+                       o->upstream != NULL ? o->upstream : "",
+                       g.cur.policy ? ", policy " : ", no policy", g.cur.policy ? o->policy : "");
             gw_notify("READY=1");
             rc = gw_loop_run(g.loop);
             if (rc < 0) {
@@ -761,7 +965,8 @@ int gw_server_mode(struct gw_options *o, int argc, char **argv)
         }
     }
     gw_control_close(g.control);
-    mbsc_server_free(g.srv); /* before the configs it borrows; its CLOSED events forget */
+    gw_tls_masters_free(g.tls); /* before the TLS files it borrows */
+    mbsc_server_free(g.srv);    /* before the configs it borrows; its CLOSED events forget */
     gw_routing_free(g.routing);
     gw_watch_remove(g.srv_watch);
     gw_watch_remove(g.sig_watch);

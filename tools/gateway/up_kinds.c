@@ -22,5 +22,7 @@ const struct gw_up_kind *gw_up_kind_for(const char *target, const mbsc_config *c
         }
         return &gw_up_rtu;
     }
-    return cfg != NULL ? &gw_up_mbsc : &gw_up_plain;
+    if (cfg != NULL)
+        return &gw_up_mbsc;
+    return gw_route_is_tls(target) ? &gw_up_tls : &gw_up_plain;
 }

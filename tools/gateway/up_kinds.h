@@ -14,12 +14,14 @@
 
 #include "upstream.h"
 
-extern const struct gw_up_kind gw_up_plain, gw_up_mbsc, gw_up_rtu;
+extern const struct gw_up_kind gw_up_plain, gw_up_mbsc, gw_up_tls, gw_up_rtu;
 
 /*
  * The kind for target: with cfg (client mode), an mbsc session; without,
- * plain Modbus/TCP for "HOST:PORT", a Modbus RTU serial line for "rtu:...".  NULL with why (naming
- * the target and the forms it may take) for a target no kind takes.
+ * plain Modbus/TCP for "HOST:PORT", Modbus/TCP Security (up_tls.c) for
+ * "mbaps://HOST:PORT", a Modbus RTU serial line (up_rtu.c) for "rtu:...".
+ * NULL with why (naming the target and the forms it may take) for a target
+ * no kind takes.
  */
 const struct gw_up_kind *gw_up_kind_for(const char *target, const mbsc_config *cfg, char *why,
                                         size_t why_len);

@@ -238,6 +238,7 @@ static void mbsc_describe(const struct gw_upstream *u, char *buf, size_t len)
 
 const struct gw_up_kind gw_up_mbsc = {
     .name = "mbsc",
+    .scheme = NULL,
     .connected = mbsc_connected,
     .events = mbsc_events,
     .io = mbsc_io,

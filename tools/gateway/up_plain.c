@@ -145,6 +145,7 @@ static void plain_describe(const struct gw_upstream *u, char *buf, size_t len)
 
 const struct gw_up_kind gw_up_plain = {
     .name = "plain",
+    .scheme = NULL,
     .connected = plain_connected,
     .events = plain_events,
     .io = plain_io,

@@ -89,6 +89,11 @@ void gw_upstream_set_config(struct gw_upstream *u, const mbsc_config *cfg)
         u->cfg = cfg;
 }
 
+void gw_upstream_set_tls(struct gw_upstream *u, const struct gw_tls *tls)
+{
+    u->set.tls = tls;
+}
+
 enum gw_up_state gw_upstream_state(const struct gw_upstream *u)
 {
     return u->state;
@@ -296,9 +301,13 @@ static void take_fd(struct gw_upstream *u, int fd)
 
 static void start_connect(struct gw_upstream *u)
 {
+    const char *scheme = u->kind->scheme, *hostport = u->name;
     char why[GW_WHY_SIZE];
     int r, fd = -1;
 
+    /* "mbaps://HOST:PORT" connects to HOST:PORT like any other. */
+    if (scheme != NULL && strncmp(hostport, scheme, strlen(scheme)) == 0)
+        hostport += strlen(scheme);
     u->state = GW_UP_CONNECTING;
     u->attempt_ns = gw_now_ns();
     gw_timer_at(u->timer, u->attempt_ns + (int64_t)u->set.connect_timeout_ms * 1000000);
@@ -309,7 +318,7 @@ static void start_connect(struct gw_upstream *u)
             take_fd(u, fd);
         return;
     }
-    r = mbsc_tcp_connect_start(&u->tc, u->name, why, sizeof why);
+    r = mbsc_tcp_connect_start(&u->tc, hostport, why, sizeof why);
     if (r != MBSC_OK) {
         gw_up_fail(u, why);
         return;

@@ -5,10 +5,10 @@
  * The multiplexer (mux.h) sees only this interface: a state, a send, and
  * three hooks (an answer came, the connection is ready, it ended).  What
  * moves the bytes is the upstream's kind (upstream_kind.h): plain
- * Modbus/TCP to a PLC (up_plain.c) or an mbsc session to a server gateway
- * or a secure slave (up_mbsc.c), or a Modbus RTU serial line (up_rtu.c);
- * Modbus/TCP Security devices are a kind to come, and plug in here
- * without touching the loop or the multiplexer.
+ * Modbus/TCP to a PLC (up_plain.c), an mbsc session to a server gateway
+ * or a secure slave (up_mbsc.c), Modbus/TCP Security to a device that
+ * speaks TLS (up_tls.c), or a Modbus RTU serial line (up_rtu.c); another
+ * kind plugs in here without touching the loop or the multiplexer.
  *
  * Every upstream connects without blocking, under a deadline, and is made
  * again after it ends: at once if it had carried answers (a PLC closed an
@@ -55,10 +55,13 @@ struct gw_upstream_hooks {
     void (*failed)(void *user, uint16_t tid, uint8_t code);
 };
 
+struct gw_tls;
+
 struct gw_upstream_settings {
     unsigned connect_timeout_ms; /* TCP connect and handshake; also TCP_USER_TIMEOUT */
     unsigned backoff_max_ms;     /* ceiling of the wait between attempts */
     unsigned request_timeout_ms; /* a serial line's answer timeout unless its target sets one */
+    const struct gw_tls *tls;    /* mbaps:// targets: the upstream-tls files (tls_conf.h) */
 };
 
 /* What moves the bytes (upstream_kind.h); up_kinds.h says which kind a target takes. */
@@ -78,6 +81,8 @@ struct gw_upstream *gw_upstream_new(struct gw_loop *loop, const struct gw_up_kin
 /* Close and free, without calling the hooks; NULL is allowed. */
 void gw_upstream_free(struct gw_upstream *u);
 void gw_upstream_set_config(struct gw_upstream *u, const mbsc_config *cfg);
+/* The TLS files of the next connection (a reload); borrowed like cfg. */
+void gw_upstream_set_tls(struct gw_upstream *u, const struct gw_tls *tls);
 enum gw_up_state gw_upstream_state(const struct gw_upstream *u);
 /* The target as configured. */
 const char *gw_upstream_name(const struct gw_upstream *u);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * upstream_kind.h - what upstream.c shares with the kinds of upstream
- * (up_plain.c, up_mbsc.c, up_rtu.c), and nobody else.
+ * (up_plain.c, up_mbsc.c, up_tls.c, up_rtu.c), and nobody else.
  *
  * upstream.c owns the life of a connection: the state, the connect
  * deadline, the backoff, the counters, the TCP connect itself (or the
@@ -23,6 +23,8 @@
 
 struct gw_up_kind {
     const char *name;
+    /* A prefix of targets of this kind that is not part of HOST:PORT ("mbaps://"), or NULL. */
+    const char *scheme;
     /*
      * NULL for the kinds that connect over TCP to the target.  Otherwise
      * the kind opens its descriptor itself, without blocking (a serial
@@ -106,6 +108,9 @@ struct gw_up_rtu_state {
     char last_error[400];
 };
 
+/* The TLS kind's state is allocated per connection (up_tls.c): OpenSSL allocates anyway. */
+struct gw_up_tls_state;
+
 struct gw_upstream {
     const struct gw_up_kind *kind;
     struct gw_loop *loop;
@@ -131,6 +136,7 @@ struct gw_upstream {
         struct gw_up_plain_state plain;
         struct gw_up_mbsc_state mbsc;
         struct gw_up_rtu_state rtu;
+        struct gw_up_tls_state *tls;
     } k;
 };
 
