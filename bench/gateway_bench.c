@@ -9,6 +9,13 @@
  *   one gateway   an mbsc master (mbsc_modbus_connect) -> server gateway -> PLC;
  *   two gateways  a plain libmodbus client -> client gateway -> server gateway -> PLC;
  *
+ * and, built with OpenSSL, two Modbus/TCP Security paths for comparison,
+ * in the same interleaved rounds (gateway_tls.h):
+ *
+ *   TLS master    tests/tls_client.c, TLS 1.3 -> the server gateway's TLS listener -> PLC;
+ *   stunnel pair  a plain libmodbus client -> client-mode stunnel -> TLS 1.3 ->
+ *                 server-mode stunnel -> PLC (when stunnel4 is installed);
+ *
  * each with the median and the 99th percentile of the round trip, and what
  * the gateways add to the direct median.  Then requests per second through
  * one server gateway with 50 masters polling at once (each one request at a
@@ -36,7 +43,7 @@
  * its plot (bench/gateway_csv.h).
  *
  *   bench/mbsc-gateway-bench [--count N] [--seconds S] [--masters M] [--compare PATH]
- *                            [--csv FILE]
+ *                            [--csv FILE] [--srcdir DIR]   (tests/tls_certs.sh's tree)
  *                            [--serial]   (the serial line rows only)
  */
 #include <errno.h>
@@ -57,6 +64,9 @@
 #include "mbsc.h"
 #include "mbsc/modbus.h"
 #include "gw_harness.h"
+#ifdef MBSC_BENCH_TLS
+#include "gateway_tls.h"
+#endif
 
 #define MAX_MASTERS 256
 
@@ -100,42 +110,71 @@ static int cmp_double(const void *a, const void *b)
 struct path {
     char name[80];
     modbus_t *ctx;
+#ifdef MBSC_BENCH_TLS
+    struct tls_client *tls; /* instead of ctx: a Modbus/TCP Security master */
+#endif
     double *t;
     int n;
     double median, p99;
 };
 
-static void path_open(struct path *p, const char *name, modbus_t *ctx, int count)
+/* One read of 10 holding registers on p's connection, or the end of the bench. */
+static void read10(struct path *p)
 {
     uint16_t v[10];
-    int i;
 
+#ifdef MBSC_BENCH_TLS
+    char why[256];
+
+    if (p->tls != NULL) {
+        if (bench_tls_read10(p->tls, why, sizeof why) != 0) {
+            fprintf(stderr, "mbsc-gateway-bench: %s: ", p->name);
+            die(why);
+        }
+        return;
+    }
+#endif
+    if (modbus_read_registers(p->ctx, 0, 10, v) != 10) {
+        fprintf(stderr, "mbsc-gateway-bench: %s: ", p->name);
+        die(modbus_strerror(errno));
+    }
+}
+
+/* p with room for count timed reads on ctx (NULL for a TLS path: set p->tls). */
+static void path_init(struct path *p, const char *name, modbus_t *ctx, int count)
+{
+    memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     p->ctx = ctx;
     p->t = calloc((size_t)count, sizeof *p->t);
-    p->n = 0;
     if (p->t == NULL)
         die("out of memory");
-    for (i = 0; i < 100; i++) /* untimed: connections, caches, the PLC's first answers */
-        if (modbus_read_registers(ctx, 0, 10, v) != 10) {
-            fprintf(stderr, "mbsc-gateway-bench: %s: ", name);
-            die(modbus_strerror(errno));
-        }
+}
+
+/* Untimed reads first: connections, caches, the PLC's first answers. */
+static void path_warm(struct path *p)
+{
+    int i;
+
+    for (i = 0; i < 100; i++)
+        read10(p);
+}
+
+static void path_open(struct path *p, const char *name, modbus_t *ctx, int count)
+{
+    path_init(p, name, ctx, count);
+    path_warm(p);
 }
 
 /* n more timed reads of 10 holding registers. */
 static void path_round(struct path *p, int n)
 {
-    uint16_t v[10];
     int i;
 
     for (i = 0; i < n; i++) {
         double t0 = now_us();
 
-        if (modbus_read_registers(p->ctx, 0, 10, v) != 10) {
-            fprintf(stderr, "mbsc-gateway-bench: %s: ", p->name);
-            die(modbus_strerror(errno));
-        }
+        read10(p);
         p->t[p->n++] = now_us() - t0;
     }
 }
@@ -491,6 +530,121 @@ static void serial_section(int count)
     serial_rows(115200, count);
 }
 
+#ifdef MBSC_BENCH_TLS
+/* What the Modbus/TCP Security paths run on, for the end of the bench. */
+struct tls_side {
+    struct gwp gw;
+    int gw_up;
+    struct tls_client master;
+    int master_up;
+    pid_t stunnel;
+    char note[600]; /* why a path is missing, printed under the table */
+};
+
+/* The second line a gateway prints with --listen-tls: "listening tls on HOST:PORT". */
+static int read_tls_address(struct gwp *g, char *addr, size_t len)
+{
+    char line[128];
+    size_t n = 0;
+    double end = now_us() + 10e6;
+
+    while (n < sizeof line - 1 && now_us() < end) {
+        struct pollfd pfd = {g->out_fd, POLLIN, 0};
+
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        if (read(g->out_fd, line + n, 1) != 1 || line[n] == '\n')
+            break;
+        n++;
+    }
+    line[n] = '\0';
+    if (strncmp(line, "listening tls on ", 17) != 0 || strlen(line + 17) >= len)
+        return -1;
+    snprintf(addr, len, "%s", line + 17);
+    return 0;
+}
+
+/*
+ * After the other paths: a TLS master through a server gateway's TLS
+ * listener to the PLC at plc_gw, and a stunnel pair to the PLC at
+ * plc_stunnel; how many paths were opened (a missing one says why in
+ * ts->note).
+ */
+static int tls_paths(struct tls_side *ts, const char *srcdir, int plc_gw, int plc_stunnel,
+                     struct path *p, int count)
+{
+    char why[512], up[32], tls_addr[64], st_addr[64], certs[128], cert[200], key[200], ca[200];
+    const char *args[] = {"server",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--key",
+                          path_of("gw.key"),
+                          "--authorized",
+                          path_of("allow.txt"),
+                          "--listen-tls",
+                          "127.0.0.1:0",
+                          "--tls-cert",
+                          cert,
+                          "--tls-key",
+                          key,
+                          "--tls-ca",
+                          ca,
+                          "--upstream",
+                          up,
+                          NULL};
+    int n = 0;
+
+    memset(ts, 0, sizeof *ts);
+    snprintf(certs, sizeof certs, "%s", path_of("tls"));
+    if (mkdir(certs, 0700) != 0 || bench_tls_certs(srcdir, certs, why, sizeof why) != 0) {
+        snprintf(ts->note, sizeof ts->note, "  (no TLS rows: %s)\n", why);
+        return 0;
+    }
+    snprintf(cert, sizeof cert, "%s/gateway.pem", certs);
+    snprintf(key, sizeof key, "%s/gateway.key", certs);
+    snprintf(ca, sizeof ca, "%s/ca.pem", certs);
+    snprintf(up, sizeof up, "127.0.0.1:%d", plc_gw);
+    gw_program = "tools/mbsc-gateway";
+    if (!gw_spawn(&ts->gw, args) || read_tls_address(&ts->gw, tls_addr, sizeof tls_addr) != 0)
+        die("the gateway with a TLS listener did not start");
+    ts->gw_up = 1;
+    if (bench_tls_master(&ts->master, certs, tls_addr, why, sizeof why) != 0)
+        die(why);
+    ts->master_up = 1;
+    path_init(&p[n], "TLS master (Modbus/TCP Security -> server gw)", NULL, count);
+    p[n].tls = &ts->master;
+    path_warm(&p[n++]);
+    if (bench_stunnel_start(certs, plc_stunnel, "TLS_CHACHA20_POLY1305_SHA256", st_addr,
+                            sizeof st_addr, &ts->stunnel, why, sizeof why) != 0) {
+        snprintf(ts->note, sizeof ts->note, "  (no stunnel pair: %s)\n", why);
+        return n;
+    }
+    path_open(&p[n++], "stunnel pair (plain -> stunnel -> TLS 1.3 -> stunnel)", plain(st_addr),
+              count);
+    return n;
+}
+
+/* The TLS side's processes and connections gone, its certificates removed. */
+static void tls_side_end(struct tls_side *ts, struct path *p, int n)
+{
+    char cmd[200];
+
+    if (n == 2) {
+        modbus_close(p[1].ctx);
+        modbus_free(p[1].ctx);
+    }
+    bench_stunnel_stop(ts->stunnel);
+    if (ts->master_up)
+        tls_client_free(&ts->master);
+    if (ts->gw_up)
+        (void)gw_finish(&ts->gw, SIGTERM);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path_of("tls"));
+    if (system(cmd) != 0) {
+        /* a directory left in /tmp: nothing the figures depend on */
+    }
+}
+#endif
+
 /* The CSV names of the round-trip paths, in the order main() opens them. */
 static const char *const csv_names[] = {"gateway-direct", "gateway-one", "gateway-two",
                                         "gateway-one-compared", "gateway-two-compared"};
@@ -498,11 +652,17 @@ static const char *const csv_names[] = {"gateway-direct", "gateway-one", "gatewa
 int main(int argc, char **argv)
 {
     int count = 2000, seconds = 2, m = 50, i, k, r, n_prog = 1, n_paths = 0, serial_only = 0;
-    const char *programs[2] = {"tools/mbsc-gateway", NULL}, *csv_path = NULL;
+    const char *programs[2] = {"tools/mbsc-gateway", NULL}, *csv_path = NULL, *srcdir = ".";
     FILE *csv = NULL;
-    struct plc plc[3]; /* the harness's PLC serves one connection: one for each path's server */
+    /* The harness's PLC serves one connection: one for each path's server. */
+    struct plc plc[5];
     struct gwp srv[2], cli[2];
-    struct path paths[5];
+    struct path paths[7];
+    int n_mbsc_paths;
+#ifdef MBSC_BENCH_TLS
+    struct tls_side ts;
+    int n_tls = 0;
+#endif
     char why[MBSC_WHY_SIZE], plc_addr[32];
 
     for (i = 1; i < argc; i += 2) {
@@ -511,7 +671,7 @@ int main(int argc, char **argv)
             i--;
         } else if (i + 1 == argc)
             die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
-                "[--compare PATH] [--csv FILE] [--serial]");
+                "[--compare PATH] [--csv FILE] [--srcdir DIR] [--serial]");
         else if (strcmp(argv[i], "--count") == 0)
             count = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seconds") == 0)
@@ -522,9 +682,11 @@ int main(int argc, char **argv)
             programs[n_prog++] = argv[i + 1];
         else if (strcmp(argv[i], "--csv") == 0)
             csv_path = argv[i + 1];
+        else if (strcmp(argv[i], "--srcdir") == 0)
+            srcdir = argv[i + 1];
         else
             die("usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--masters 1-256] "
-                "[--compare PATH] [--csv FILE] [--serial]");
+                "[--compare PATH] [--csv FILE] [--srcdir DIR] [--serial]");
     }
     if (count < 100 || seconds < 1 || m < 1 || m > MAX_MASTERS ||
         (n_prog == 2 && programs[1][0] != '/'))
@@ -561,7 +723,8 @@ int main(int argc, char **argv)
         return 0;
     }
     memset(plc, 0, sizeof plc);
-    for (k = 0; k < 3; k++)
+    memset(paths, 0, sizeof paths);
+    for (k = 0; k < 5; k++)
         if (plc_start(&plc[k], 0) != 0)
             die("PLC");
     snprintf(plc_addr, sizeof plc_addr, "127.0.0.1:%d", plc[0].port);
@@ -579,6 +742,13 @@ int main(int argc, char **argv)
                  k == 0 ? "" : ", compared");
         path_open(&paths[n_paths++], name, plain(cli[k].addr), count);
     }
+    n_mbsc_paths = n_paths;
+#ifdef MBSC_BENCH_TLS
+    n_tls = tls_paths(&ts, srcdir, plc[3].port, plc[4].port, &paths[n_paths], count);
+    n_paths += n_tls;
+#else
+    (void)srcdir;
+#endif
     /* Every round times every path in turn: a busy moment falls on all of them. */
     for (r = 0; r < ROUNDS; r++)
         for (i = 0; i < n_paths; i++)
@@ -589,7 +759,10 @@ int main(int argc, char **argv)
         (void)gw_finish(&cli[k], SIGTERM);
         (void)gw_finish(&srv[k], SIGTERM);
     }
-    for (i = 0; i < n_paths; i++) {
+#ifdef MBSC_BENCH_TLS
+    tls_side_end(&ts, &paths[n_mbsc_paths], n_tls);
+#endif
+    for (i = 0; i < n_mbsc_paths; i++) {
         /* The direct path and the client gateways' are plain libmodbus contexts. */
         if (i == 0 || i % 2 == 0) {
             modbus_close(paths[i].ctx);
@@ -607,6 +780,9 @@ int main(int argc, char **argv)
     for (i = 0; i < n_paths; i++)
         printf("  %-58s %10.1f %10.1f %12.1f\n", paths[i].name, paths[i].median, paths[i].p99,
                paths[i].median - paths[0].median);
+#ifdef MBSC_BENCH_TLS
+    fputs(ts.note, stdout);
+#endif
     if (n_prog == 2)
         printf("  added, this build / compared: one gateway %.2f, two gateways %.2f\n",
                (paths[1].median - paths[0].median) / (paths[3].median - paths[0].median),
@@ -616,7 +792,7 @@ int main(int argc, char **argv)
            seconds, THROUGHPUT_RUNS, n_prog == 2 ? " of each, alternating" : "");
     if (csv != NULL) {
         fputs("cipher,metric,size_bytes,value,unit\n", csv);
-        for (i = 0; i < n_paths; i++)
+        for (i = 0; i < n_mbsc_paths; i++)
             fprintf(csv, "%s,rtt_us_p50,,%.6g,us\n%s,rtt_us_p99,,%.6g,us\n", csv_names[i],
                     paths[i].median, csv_names[i], paths[i].p99);
     }
@@ -626,7 +802,7 @@ int main(int argc, char **argv)
     if (csv != NULL && (ferror(csv) || fclose(csv) != 0))
         die("error writing the CSV file");
 
-    for (k = 0; k < 3; k++)
+    for (k = 0; k < 5; k++)
         plc_free(&plc[k]);
     unlink(path_of("gw.key"));
     unlink(path_of("gw.pub"));
