@@ -172,6 +172,10 @@ static void stamp(char *buf, size_t len)
     snprintf(buf + n, len - n, ".%03ld%.3s:%s ", (long)(ts.tv_nsec / 1000000), zone, zone + 3);
 }
 
+/* fmt is a printf format for ap: so compilers check the callers' formats, not this one. */
+static void vlog(enum gw_level level, const struct gw_field *fields, size_t n, const char *fmt,
+                 va_list ap) GW_PRINTF(4, 0);
+
 static void vlog(enum gw_level level, const struct gw_field *fields, size_t n, const char *fmt,
                  va_list ap)
 {
