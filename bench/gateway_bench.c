@@ -560,7 +560,7 @@ static int read_tls_address(struct gwp *g, char *addr, size_t len)
     line[n] = '\0';
     if (strncmp(line, "listening tls on ", 17) != 0 || strlen(line + 17) >= len)
         return -1;
-    snprintf(addr, len, "%s", line + 17);
+    memcpy(addr, line + 17, strlen(line + 17) + 1); /* it fits: checked above */
     return 0;
 }
 

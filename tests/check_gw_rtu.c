@@ -703,7 +703,7 @@ START_TEST(t_answer_ended_by_silence)
     ck_assert_int_eq(mbsc_conn_recv(c, got, sizeof got, &n, WAIT_MS), MBSC_OK);
     mbsc_conn_close(c);
     ck_assert_uint_eq(n, 7 + sizeof want);
-    ck_assert_uint_eq(got[0] << 8 | got[1], 0x1234);
+    ck_assert_uint_eq((unsigned)got[0] << 8 | got[1], 0x1234);
     ck_assert_uint_eq(got[6], 1);
     ck_assert_msg(memcmp(got + 7, want, sizeof want) == 0, "answer %02x %02x %02x", got[7], got[8],
                   got[9]);

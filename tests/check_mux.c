@@ -148,7 +148,7 @@ START_TEST(t_upstream_fails_one_request)
     ck_assert_uint_eq(rep.n, 1);
     ck_assert_uint_eq(rep.to[1], 1);
     ck_assert_uint_eq(rep.last_len, 9);
-    ck_assert_uint_eq(rep.last[0] << 8 | rep.last[1], 0x0101);
+    ck_assert_uint_eq((unsigned)rep.last[0] << 8 | rep.last[1], 0x0101);
     ck_assert_uint_eq(rep.last[7], 0x83);
     ck_assert_uint_eq(rep.last[8], MBSC_EXC_GATEWAY_TARGET_FAILED);
     ck_assert_uint_eq(up.n_sent, 2);

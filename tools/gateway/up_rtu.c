@@ -339,7 +339,7 @@ static void take_answer(struct gw_upstream *u, size_t n)
         return;
     }
     r->n.answers++;
-    if (r->silent[unit / 8] >> (unit % 8) & 1u) {
+    if ((unsigned)r->silent[unit / 8] >> (unit % 8) & 1u) {
         r->silent[unit / 8] &= (uint8_t) ~(1u << (unit % 8));
         gw_log(GW_INFO, "serial line %s: unit %u answers again", r->line.device, unit);
     }
@@ -363,7 +363,7 @@ static void timed_out(struct gw_upstream *u)
     r->n.timeouts++;
     snprintf(r->last_error, sizeof r->last_error, "unit %u did not answer within %u ms", unit,
              r->timeout_ms);
-    if (!(r->silent[unit / 8] >> (unit % 8) & 1u)) {
+    if (!((unsigned)r->silent[unit / 8] >> (unit % 8) & 1u)) {
         r->silent[unit / 8] |= (uint8_t)(1u << (unit % 8));
         gw_log(GW_WARN,
                "serial line %s: unit %u did not answer within %u ms: exception 0B; until it "
