@@ -266,10 +266,16 @@ int gw_serial_port_open(const struct gw_serial_target *t, int *fd_out, char *not
         return -1;
     }
     if (set_line(fd, t, why, why_len) != 0 || set_rs485(fd, t, note, note_len, why, why_len) != 0) {
+        gw_serial_port_release(fd);
         close(fd);
         return -1;
     }
     (void)tcflush(fd, TCIOFLUSH);
     *fd_out = fd;
     return 0;
+}
+
+void gw_serial_port_release(int fd)
+{
+    (void)ioctl(fd, TIOCNXCL);
 }

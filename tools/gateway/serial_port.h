@@ -27,4 +27,13 @@
 int gw_serial_port_open(const struct gw_serial_target *t, int *fd, char *note, size_t note_len,
                         char *why, size_t why_len);
 
+/*
+ * Before the port's descriptor is closed: its exclusive mode off.
+ * TIOCEXCL belongs to the tty, not to the descriptor, and outlives the
+ * close while the tty stays (a built-in port, a pty whose other end is
+ * open): a gateway that is not root could not open the port again after
+ * a reload or a lost line, and nor could any other program.
+ */
+void gw_serial_port_release(int fd);
+
 #endif /* MBSC_GATEWAY_SERIAL_PORT_H */

@@ -195,6 +195,7 @@ static void rtu_drop(struct gw_upstream *u)
 {
     struct gw_up_rtu_state *r = &u->k.rtu;
 
+    gw_serial_port_release(u->fd); /* upstream.c closes it next */
     gw_timer_free(r->timer);
     r->timer = NULL;
     r->phase = GW_RTU_IDLE;
