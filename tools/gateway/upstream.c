@@ -337,14 +337,18 @@ static void connect_progress(struct gw_upstream *u)
     int fd = -1, r = mbsc_tcp_connect_finish(&u->tc, &fd, why, sizeof why);
 
     if (r == MBSC_ERR_WOULD_BLOCK) {
-        /* Still going, perhaps on another descriptor (the next address). */
-        if (u->tc.fd != u->watch_fd) {
-            gw_watch_remove(u->watch);
-            u->watch = gw_watch_add(u->loop, u->tc.fd, GW_IO_OUT, on_io, u);
-            u->watch_fd = u->tc.fd;
-            if (u->watch == NULL)
-                gw_up_fail(u, "cannot watch the connecting socket (out of memory?)");
-        }
+        /*
+         * Still going, perhaps on another descriptor (the next address:
+         * localhost is ::1, refused, then 127.0.0.1).  The new socket
+         * usually gets the number of the one just closed, which the kernel
+         * took out of the loop's epoll set: so the watch is made again
+         * whatever the number.
+         */
+        gw_watch_remove(u->watch);
+        u->watch = gw_watch_add(u->loop, u->tc.fd, GW_IO_OUT, on_io, u);
+        u->watch_fd = u->tc.fd;
+        if (u->watch == NULL)
+            gw_up_fail(u, "cannot watch the connecting socket (out of memory?)");
         return;
     }
     u->connecting_tcp = 0;
