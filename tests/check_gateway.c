@@ -412,13 +412,9 @@ static int run_status(const char *args, char *out, size_t len)
     return WEXITSTATUS(st);
 }
 
-START_TEST(t_status_command)
+/* A server gateway for the masters operator and viewer, under the policy, with a control socket. */
+static void start_policy_gateway(struct gwp *g)
 {
-    struct gwp g;
-    struct stat st;
-    char args[256], out[4096];
-    modbus_t *alice, *bob;
-    uint16_t v;
     const char *argv[] = {"server",
                           "--listen",
                           "127.0.0.1:0",
@@ -436,7 +432,18 @@ START_TEST(t_status_command)
 
     two_masters_allowed("operator", "viewer");
     write_file("policy.txt", policy_text);
-    ck_assert_msg(gw_spawn(&g, argv), "the gateway did not start: %s", g.log);
+    ck_assert_msg(gw_spawn(g, argv), "the gateway did not start: %s", g->log);
+}
+
+START_TEST(t_status_command)
+{
+    struct gwp g;
+    struct stat st;
+    char args[256], out[4096];
+    modbus_t *alice, *bob;
+    uint16_t v;
+
+    start_policy_gateway(&g);
     /* Only the service's user may ask. */
     ck_assert_int_eq(lstat(path_of("ctl"), &st), 0);
     ck_assert(S_ISSOCK(st.st_mode));
@@ -2371,24 +2378,8 @@ START_TEST(t_status_json_and_prometheus)
     char args[256], out[16384];
     modbus_t *bob;
     uint16_t v;
-    const char *argv[] = {"server",
-                          "--listen",
-                          "127.0.0.1:0",
-                          "--upstream",
-                          plc_hostport(),
-                          "--key",
-                          path_of("gw.key"),
-                          "--authorized",
-                          path_of("allow.txt"),
-                          "--policy",
-                          path_of("policy.txt"),
-                          "--control",
-                          path_of("ctl"),
-                          NULL};
 
-    two_masters_allowed("operator", "viewer");
-    write_file("policy.txt", policy_text);
-    ck_assert_msg(gw_spawn(&g, argv), "the gateway did not start: %s", g.log);
+    start_policy_gateway(&g);
     bob = master(&g, 1);
     ck_assert_int_eq(modbus_read_registers(bob, 1, 1, &v), 1);
     errno = 0;
