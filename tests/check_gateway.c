@@ -386,32 +386,6 @@ START_TEST(t_drain_refuses_new_answers_in_flight)
 }
 END_TEST
 
-/* Run "mbsc-gateway status ARGS" (under $TEST_RUNNER); its stdout in out, its exit status. */
-static int run_status(const char *args, char *out, size_t len)
-{
-    char cmd[1024];
-    const char *runner = getenv("TEST_RUNNER");
-    size_t n = 0;
-    FILE *p;
-    int st;
-
-    snprintf(cmd, sizeof cmd, "%s %s status %s 2>&1", runner != NULL ? runner : "", gateway_path(),
-             args);
-    p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    while (n < len - 1) {
-        size_t k = fread(out + n, 1, len - 1 - n, p);
-
-        if (k == 0)
-            break;
-        n += k;
-    }
-    out[n] = '\0';
-    st = pclose(p);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
 /* A server gateway for the masters operator and viewer, under the policy, with a control socket. */
 static void start_policy_gateway(struct gwp *g)
 {
@@ -459,7 +433,7 @@ START_TEST(t_status_command)
     ck_assert_int_eq(modbus_read_registers(bob, 2, 1, &v), 1);
 
     snprintf(args, sizeof args, "--control %s", path_of("ctl"));
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, ", 2 masters,") != NULL, "status: %s", out);
     ck_assert_msg(strstr(out, "master alice role operator cipher chacha20 from 127.0.0.1:") != NULL,
                   "status: %s", out);
@@ -475,12 +449,12 @@ START_TEST(t_status_command)
     mbsc_modbus_close(bob);
 
     /* Usage errors and an unreachable gateway are told apart by the exit status. */
-    ck_assert_int_eq(run_status("", out, sizeof out), 2);
+    ck_assert_int_eq(gw_run_status("", out, sizeof out), 2);
     ck_assert_msg(strstr(out, "--control PATH") != NULL, "status: %s", out);
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
     /* The socket goes with the gateway. */
     ck_assert_int_ne(lstat(path_of("ctl"), &st), 0);
-    ck_assert_int_eq(run_status(args, out, sizeof out), 1);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "cannot reach the gateway") != NULL, "status: %s", out);
 }
 END_TEST
@@ -560,7 +534,7 @@ START_TEST(t_control_client_trickles)
         if (!__atomic_load_n(&t.done, __ATOMIC_SEQ_CST))
             during++;
         if (during == 5 && status_rc < 0)
-            status_rc = run_status(args_status, out, sizeof out);
+            status_rc = gw_run_status(args_status, out, sizeof out);
     }
     pthread_join(th, NULL);
     ck_assert_msg(during >= 5, "%d reads answered while a control client trickled; log: %s", during,
@@ -2359,13 +2333,13 @@ START_TEST(t_two_gateways_one_control_socket)
     ck_assert_int_eq(gw_finish(&b, 0), 1);
     ck_assert_msg(strstr(b.log, "another gateway is running with it") != NULL, "log: %s", b.log);
     snprintf(args, sizeof args, "--control %s", path_of("ctl"));
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, a.addr) != NULL, "status: %s (a: %s)", out, a.addr);
     /* A gateway killed leaves its socket; the next one replaces it. */
     ck_assert_int_eq(gw_finish(&a, SIGKILL), 128 + SIGKILL);
     ck_assert_int_eq(lstat(path_of("ctl"), &st), 0);
     ck_assert_msg(gw_spawn(&c, argv), "the gateway did not start: %s", c.log);
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, c.addr) != NULL, "status: %s (c: %s)", out, c.addr);
     ck_assert_int_eq(gw_finish(&c, SIGTERM), 0);
     ck_assert_int_ne(lstat(path_of("ctl"), &st), 0);
@@ -2387,14 +2361,14 @@ START_TEST(t_status_json_and_prometheus)
     ck_assert_int_eq(errno, EMBXILFUN);
 
     snprintf(args, sizeof args, "--control %s", path_of("ctl"));
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, ", 1 master, 0 requests queued or in flight, refused 0 "
                               "connections and 1 request\n") != NULL,
                   "status: %s", out);
     ck_assert_msg(strstr(out, " (1 connection);") != NULL, "status: %s", out);
 
     snprintf(args, sizeof args, "--control %s --json", path_of("ctl"));
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(out[0] == '{' && strstr(out, "}\n") == out + strlen(out) - 2, "json: %s", out);
     ck_assert_msg(strstr(out, "\"mode\":\"server\"") != NULL, "json: %s", out);
     ck_assert_msg(strstr(out, "\"masters_connected\":1,") != NULL, "json: %s", out);
@@ -2408,7 +2382,7 @@ START_TEST(t_status_json_and_prometheus)
     ck_assert_msg(strstr(out, "\"forwarded\":1,\"answered\":1,") != NULL, "json: %s", out);
 
     snprintf(args, sizeof args, "--control %s --prometheus", path_of("ctl"));
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "# TYPE mbsc_gateway_refusals_total counter\n"
                               "mbsc_gateway_refusals_total 1\n") != NULL,
                   "prometheus: %s", out);
@@ -2423,7 +2397,7 @@ START_TEST(t_status_json_and_prometheus)
     mbsc_modbus_close(bob);
     /* A master that left keeps its counts; it has no session now. */
     snprintf(args, sizeof args, "--control %s --prometheus", path_of("ctl"));
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "\nmbsc_gateway_master_requests_total{master=\"bob\"} 2\n") != NULL,
                   "prometheus: %s", out);
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);
@@ -2571,7 +2545,7 @@ START_TEST(t_status_connected_without_answer)
         (void)read_log(&g, 50);
     ck_assert_uint_eq(__atomic_load_n(&s.accepts, __ATOMIC_SEQ_CST), 3);
     snprintf(args, sizeof args, "--control %s", path_of("ctl"));
-    ck_assert_int_eq(run_status(args, out, sizeof out), 0);
+    ck_assert_int_eq(gw_run_status(args, out, sizeof out), 0);
     ck_assert_msg(strstr(out, " connected, no answer yet, after 2 failed attempts over ") != NULL,
                   "status: %s", out);
     ck_assert_int_eq(gw_finish(&g, SIGTERM), 0);

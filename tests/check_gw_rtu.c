@@ -324,24 +324,10 @@ static modbus_t *master(const struct gwp *g, int unit)
 /* "mbsc-gateway status" of g, into out. */
 static void status(char *out, size_t len)
 {
-    char cmd[512];
-    const char *runner = getenv("TEST_RUNNER");
-    size_t n = 0;
-    FILE *p;
+    char args[600];
 
-    snprintf(cmd, sizeof cmd, "%s %s status --control %s 2>&1", runner != NULL ? runner : "",
-             gateway_path(), path_of("ctl"));
-    p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    while (n < len - 1) {
-        size_t k = fread(out + n, 1, len - 1 - n, p);
-
-        if (k == 0)
-            break;
-        n += k;
-    }
-    out[n] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    snprintf(args, sizeof args, "--control %s", path_of("ctl"));
+    ck_assert_int_eq(gw_run_status(args, out, len), 0);
 }
 
 /* How many times needle is in the log so far. */

@@ -379,3 +379,29 @@ int gw_finish(struct gwp *g, int sig)
     g->pid = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
+
+int gw_run_status(const char *args, char *out, size_t len)
+{
+    char cmd[8192];
+    const char *runner = getenv("TEST_RUNNER");
+    size_t n = 0;
+    FILE *p;
+    int st;
+
+    snprintf(cmd, sizeof cmd, "%s %s status %s 2>&1", runner != NULL ? runner : "", gateway_path(),
+             args);
+    out[0] = '\0';
+    p = popen(cmd, "r");
+    if (p == NULL)
+        return -1;
+    while (n < len - 1) {
+        size_t k = fread(out + n, 1, len - 1 - n, p);
+
+        if (k == 0)
+            break;
+        n += k;
+    }
+    out[n] = '\0';
+    st = pclose(p);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

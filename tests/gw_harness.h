@@ -74,6 +74,13 @@ extern const char *gw_program;
 extern int gw_journal_stream;
 const char *gateway_path(void);
 
+/*
+ * Run "mbsc-gateway status ARGS" (under $TEST_RUNNER); its output, stderr
+ * included, in out; its exit status, or -1 if it could not run or did not
+ * exit.
+ */
+int gw_run_status(const char *args, char *out, size_t len);
+
 /* Start the program with args (NULL-terminated); 1 once it listens, else 0. */
 int gw_spawn(struct gwp *g, const char *const *args);
 /* Read its log for up to timeout_ms: 1 got some, 0 nothing, -1 closed. */
