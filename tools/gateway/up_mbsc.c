@@ -138,16 +138,30 @@ static unsigned mbsc_events(const struct gw_upstream *u)
     return (e & POLLIN ? GW_IO_IN : 0u) | (e & POLLOUT ? GW_IO_OUT : 0u);
 }
 
-/* Take every payload that has arrived; -1 once the connection is gone. */
+/*
+ * Take every payload that has arrived, reading the socket once: the
+ * loop's epoll is level-triggered, so bytes that come after this read
+ * wake it again, and a second read would mostly return EAGAIN (one system
+ * call per answer for nothing).  -1 once the connection is gone.
+ */
 static int take_payloads(struct gw_upstream *u)
 {
     struct gw_up_mbsc_state *m = &u->k.mbsc;
+    int have_read = 0;
 
     for (;;) {
         uint8_t adu[MBSC_ADU_MAX];
         size_t n = 0;
-        int r = mbsc_link_recv(&m->link, adu, sizeof adu, &n);
+        int r = mbsc_session_recv(m->s, adu, sizeof adu, &n);
 
+        if (r == 0 && !have_read) {
+            have_read = 1;
+            r = mbsc_link_read(&m->link);
+            if (r == MBSC_OK || (r == MBSC_ERR_PEER_CLOSED && m->link.eof))
+                continue; /* at the end of the stream the session holds the code */
+            if (r == MBSC_ERR_WOULD_BLOCK)
+                return 0;
+        }
         if (r == 0)
             return 0;
         if (r == MBSC_ERR_BUFFER_TOO_SMALL) {

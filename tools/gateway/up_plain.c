@@ -97,7 +97,8 @@ static void plain_io(struct gw_upstream *u, unsigned happened)
     if (!(happened & (GW_IO_IN | GW_IO_ERR)))
         return;
     for (;;) {
-        ssize_t n = recv(u->fd, p->in + p->in_len, sizeof p->in - p->in_len, 0);
+        size_t room = sizeof p->in - p->in_len;
+        ssize_t n = recv(u->fd, p->in + p->in_len, room, 0);
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -113,6 +114,14 @@ static void plain_io(struct gw_upstream *u, unsigned happened)
         }
         p->in_len += (size_t)n;
         if (plain_deliver(u) != 0)
+            return;
+        /*
+         * Less than there was room for: the socket is drained.  The loop's
+         * epoll is level-triggered, so whatever comes next wakes it again;
+         * another recv() now would only return EAGAIN, one system call per
+         * answer for nothing.
+         */
+        if ((size_t)n < room)
             return;
     }
 }
