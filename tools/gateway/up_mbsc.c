@@ -222,7 +222,12 @@ static void mbsc_io(struct gw_upstream *u, unsigned happened)
 static int mbsc_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
 {
     struct gw_up_mbsc_state *m = &u->k.mbsc;
-    int r = mbsc_link_send(&m->link, adu, len);
+    int r;
+
+    /* Corked: sealed into the session's output, sent by mbsc_flush_kept. */
+    if (u->corked && mbsc_session_send(m->s, adu, len) == MBSC_OK)
+        return MBSC_OK;
+    r = mbsc_link_send(&m->link, adu, len);
 
     if (r == MBSC_ERR_WOULD_BLOCK) {
         gw_up_rewatch(u); /* POLLOUT: flush, then the room hook */
@@ -234,6 +239,17 @@ static int mbsc_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
     }
     gw_up_rewatch(u);
     return MBSC_OK;
+}
+
+static void mbsc_flush_kept(struct gw_upstream *u)
+{
+    int r = mbsc_link_flush(&u->k.mbsc.link);
+
+    if (r != MBSC_OK) {
+        session_failed(u, r);
+        return;
+    }
+    gw_up_rewatch(u);
 }
 
 static void mbsc_drop(struct gw_upstream *u)
@@ -257,6 +273,7 @@ const struct gw_up_kind gw_up_mbsc = {
     .events = mbsc_events,
     .io = mbsc_io,
     .send = mbsc_send,
+    .flush = mbsc_flush_kept,
     .drop = mbsc_drop,
     .describe = mbsc_describe,
     .stalled = mbsc_stalled,

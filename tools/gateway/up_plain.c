@@ -134,10 +134,18 @@ static int plain_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
         return MBSC_ERR_WOULD_BLOCK;
     memcpy(p->out + p->out_len, adu, len);
     p->out_len += len;
+    if (u->corked)
+        return MBSC_OK; /* plain_flush_kept sends it */
     (void)plain_flush(u); /* a failure is reported through the down hook */
     if (u->state == GW_UP_READY && p->out_len > 0)
         gw_up_rewatch(u);
     return MBSC_OK;
+}
+
+static void plain_flush_kept(struct gw_upstream *u)
+{
+    if (plain_flush(u) == 0 && u->k.plain.out_len > 0)
+        gw_up_rewatch(u);
 }
 
 static void plain_drop(struct gw_upstream *u)
@@ -159,6 +167,7 @@ const struct gw_up_kind gw_up_plain = {
     .events = plain_events,
     .io = plain_io,
     .send = plain_send,
+    .flush = plain_flush_kept,
     .drop = plain_drop,
     .describe = plain_describe,
 };

@@ -372,10 +372,18 @@ static void on_io(void *data, unsigned happened)
 {
     struct gw_upstream *u = data;
 
-    if (u->connecting_tcp)
+    if (u->connecting_tcp) {
         connect_progress(u);
-    else if (u->fd >= 0)
+    } else if (u->fd >= 0) {
+        /* The requests that the answers read now let go leave together, first. */
+        if (u->h.begin != NULL)
+            u->h.begin(u->h.user);
+        gw_upstream_cork(u);
         u->kind->io(u, happened);
+        gw_upstream_uncork(u);
+        if (u->h.end != NULL)
+            u->h.end(u->h.user);
+    }
 }
 
 static void on_timer(void *data)
@@ -406,4 +414,17 @@ int gw_upstream_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
     if (u->state != GW_UP_READY)
         return MBSC_ERR_STATE;
     return u->kind->send(u, adu, len);
+}
+
+void gw_upstream_cork(struct gw_upstream *u)
+{
+    u->corked++;
+}
+
+void gw_upstream_uncork(struct gw_upstream *u)
+{
+    if (u->corked == 0 || --u->corked > 0)
+        return;
+    if (u->state == GW_UP_READY && u->kind->flush != NULL)
+        u->kind->flush(u);
 }
