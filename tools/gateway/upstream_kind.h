@@ -131,7 +131,8 @@ struct gw_upstream {
     mbsc_tcp_connect tc;     /* while the TCP connect is under way */
     int connecting_tcp;
     int fd; /* the connected socket, or -1 */
-    unsigned corked; /* gw_upstream_cork() depth */
+    unsigned corked;  /* gw_upstream_cork() depth */
+    int turn_corked;  /* one of those corks, until the loop is about to sleep */
     struct gw_watch *watch;
     int watch_fd;           /* the descriptor watch watches */
     struct gw_timer *timer; /* connect deadline, or the end of the backoff */
