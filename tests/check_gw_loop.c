@@ -2,15 +2,17 @@
 /*
  * check_gw_loop.c - the gateway's event loop (tools/gateway/loop.c): the
  * order of a turn, and the rule that a callback never sees a watch or a
- * timer another callback of the same turn has removed, and what is kept
- * for the moment before it sleeps.
+ * timer another callback of the same turn has removed; and the answers
+ * kept for the moment before it sleeps (answers_out.c).
  */
 #include <check.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "answers_out.h"
 #include "loop.h"
 
 Suite *gw_loop_suite(void);
@@ -263,6 +265,65 @@ START_TEST(test_before_sleep)
 }
 END_TEST
 
+/* ---- answers kept until the loop sleeps: all of them, in order, once ---- */
+
+static struct gw_answers_out answers;
+
+static void send_noted(void *user, uint64_t to, const uint8_t *adu, size_t len)
+{
+    char s[8];
+
+    (void)user;
+    snprintf(s, sizeof s, "%c%zu", (char)('0' + (int)to), len);
+    note(s);
+    ck_assert_uint_eq(adu[0], (uint8_t)to);
+}
+
+static void on_answers_ready(void *data, unsigned events)
+{
+    int fd = *(int *)data;
+    uint8_t adu[12] = {0};
+    char b;
+
+    (void)events;
+    if (read(fd, &b, 1) != 1)
+        ck_abort_msg("read");
+    adu[0] = 1;
+    gw_answers_out_put(&answers, 1, adu, 12);
+    adu[0] = 2;
+    gw_answers_out_put(&answers, 2, adu, 9);
+    note("r");
+    ck_assert_int_eq(gw_loop_defer(loop, task_stop, NULL), 0);
+}
+
+START_TEST(test_answers_out)
+{
+    int p[2];
+    struct gw_watch *w;
+    uint8_t adu[12] = {3};
+
+    nonblocking_pipe(p);
+    gw_answers_out_init(&answers, loop, send_noted, NULL);
+    w = gw_watch_add(loop, p[0], GW_IO_IN, on_answers_ready, &p[0]);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    ck_assert_int_eq(gw_loop_run(loop), 0);
+    ck_assert_str_eq(trace, "rt11229");
+    /* Kept, then freed with its owner: never sent, and nothing runs later. */
+    trace[0] = '\0';
+    gw_answers_out_put(&answers, 3, adu, 12);
+    gw_answers_out_free(&answers);
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    gw_answers_out_init(&answers, loop, send_noted, NULL);
+    ck_assert_int_eq(gw_loop_run(loop), 0);
+    ck_assert_str_eq(trace, "rt11229");
+    gw_answers_out_free(&answers);
+    gw_watch_remove(w);
+    close(p[0]);
+    close(p[1]);
+}
+END_TEST
+
 /* ---- a watch that waits for nothing is not woken by a hang-up ---- */
 
 static void on_hup(void *data, unsigned events)
@@ -313,6 +374,7 @@ Suite *gw_loop_suite(void)
     tcase_add_test(tc, test_defer);
     tcase_add_test(tc, test_parked_watch);
     tcase_add_test(tc, test_before_sleep);
+    tcase_add_test(tc, test_answers_out);
     suite_add_tcase(s, tc);
     return s;
 }
