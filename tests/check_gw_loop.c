@@ -2,14 +2,17 @@
 /*
  * check_gw_loop.c - the gateway's event loop (tools/gateway/loop.c): the
  * order of a turn, and the rule that a callback never sees a watch or a
- * timer another callback of the same turn has removed.
+ * timer another callback of the same turn has removed; and the answers
+ * kept for the moment before it sleeps (answers_out.c).
  */
 #include <check.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "answers_out.h"
 #include "loop.h"
 
 Suite *gw_loop_suite(void);
@@ -188,6 +191,139 @@ START_TEST(test_defer)
 }
 END_TEST
 
+/*
+ * ---- what is kept for the moment before sleeping runs after the deferred
+ * work, or between two callbacks of a busy turn; forgotten, it does not ----
+ */
+
+static void last_note(void *data)
+{
+    (void)data;
+    note("L");
+}
+
+static void task_stop(void *data)
+{
+    (void)data;
+    note("t");
+    gw_loop_stop(loop, 0);
+}
+
+struct busy_ctx {
+    int fd;
+    const char *name;
+};
+
+static void on_busy(void *data, unsigned events)
+{
+    struct busy_ctx *c = data;
+    char b;
+
+    (void)events;
+    if (read(c->fd, &b, 1) != 1)
+        ck_abort_msg("read");
+    note(c->name);
+    ck_assert_int_eq(gw_loop_before_sleep(loop, last_note, c), 0);
+    ck_assert_int_eq(gw_loop_defer(loop, task_stop, NULL), 0);
+}
+
+START_TEST(test_before_sleep)
+{
+    int p[2], q[2];
+    struct busy_ctx a, b;
+    struct gw_watch *wa, *wb;
+
+    nonblocking_pipe(p);
+    nonblocking_pipe(q);
+    a.fd = p[0];
+    a.name = "a";
+    b.fd = q[0];
+    b.name = "b";
+    wa = gw_watch_add(loop, p[0], GW_IO_IN, on_busy, &a);
+    wb = gw_watch_add(loop, q[0], GW_IO_IN, on_busy, &b);
+    ck_assert_ptr_nonnull(wa);
+    ck_assert_ptr_nonnull(wb);
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    ck_assert_int_eq(write(q[1], "x", 1), 1);
+    ck_assert_int_eq(gw_loop_run(loop), 0);
+    /* One turn, two callbacks: the first's runs before the second, the second's last. */
+    ck_assert_msg(strcmp(trace, "aLbttL") == 0 || strcmp(trace, "bLattL") == 0, "trace %s", trace);
+
+    /* Planned, then forgotten (its data freed): it does not run. */
+    trace[0] = '\0';
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    ck_assert_int_eq(gw_loop_before_sleep(loop, last_note, &b), 0);
+    gw_loop_forget_before_sleep(loop, &b);
+    ck_assert_int_eq(gw_loop_run(loop), 0);
+    ck_assert_str_eq(trace, "atL");
+    gw_watch_remove(wa);
+    gw_watch_remove(wb);
+    close(p[0]);
+    close(p[1]);
+    close(q[0]);
+    close(q[1]);
+}
+END_TEST
+
+/* ---- answers kept until the loop sleeps: all of them, in order, once ---- */
+
+static struct gw_answers_out answers;
+
+static void send_noted(void *user, uint64_t to, const uint8_t *adu, size_t len)
+{
+    char s[8];
+
+    (void)user;
+    snprintf(s, sizeof s, "%c%zu", (char)('0' + (int)to), len);
+    note(s);
+    ck_assert_uint_eq(adu[0], (uint8_t)to);
+}
+
+static void on_answers_ready(void *data, unsigned events)
+{
+    int fd = *(int *)data;
+    uint8_t adu[12] = {0};
+    char b;
+
+    (void)events;
+    if (read(fd, &b, 1) != 1)
+        ck_abort_msg("read");
+    adu[0] = 1;
+    gw_answers_out_put(&answers, 1, adu, 12);
+    adu[0] = 2;
+    gw_answers_out_put(&answers, 2, adu, 9);
+    note("r");
+    ck_assert_int_eq(gw_loop_defer(loop, task_stop, NULL), 0);
+}
+
+START_TEST(test_answers_out)
+{
+    int p[2];
+    struct gw_watch *w;
+    uint8_t adu[12] = {3};
+
+    nonblocking_pipe(p);
+    gw_answers_out_init(&answers, loop, send_noted, NULL);
+    w = gw_watch_add(loop, p[0], GW_IO_IN, on_answers_ready, &p[0]);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    ck_assert_int_eq(gw_loop_run(loop), 0);
+    ck_assert_str_eq(trace, "rt11229");
+    /* Kept, then freed with its owner: never sent, and nothing runs later. */
+    trace[0] = '\0';
+    gw_answers_out_put(&answers, 3, adu, 12);
+    gw_answers_out_free(&answers);
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    gw_answers_out_init(&answers, loop, send_noted, NULL);
+    ck_assert_int_eq(gw_loop_run(loop), 0);
+    ck_assert_str_eq(trace, "rt11229");
+    gw_answers_out_free(&answers);
+    gw_watch_remove(w);
+    close(p[0]);
+    close(p[1]);
+}
+END_TEST
+
 /* ---- a watch that waits for nothing is not woken by a hang-up ---- */
 
 static void on_hup(void *data, unsigned events)
@@ -237,6 +373,8 @@ Suite *gw_loop_suite(void)
     tcase_add_test(tc, test_timers);
     tcase_add_test(tc, test_defer);
     tcase_add_test(tc, test_parked_watch);
+    tcase_add_test(tc, test_before_sleep);
+    tcase_add_test(tc, test_answers_out);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -411,6 +411,45 @@ START_TEST(t_send_breaks_connection)
 }
 END_TEST
 
+/*
+ * Requests that go up in one go are sent corked, so that they leave in
+ * one segment: four queued while the connection was being made go out
+ * together when it is ready (one outermost uncork), and an answer that
+ * lets the next one go sends it in a corked go of its own.  Inside one
+ * event of the upstream's (begin .. end), the answers it brings reach
+ * their requesters only at its end, after the requests they let go.
+ */
+START_TEST(t_requests_pumped_together_leave_together)
+{
+    unsigned i;
+
+    mux_open(4, 16, 1000);
+    for (i = 1; i <= 4; i++)
+        submit(i, 1, 0);
+    ck_assert_uint_eq(up.n_sent, 0);
+    fake_up_ready(&up);
+    ck_assert_uint_eq(up.n_sent, 4);
+    ck_assert_uint_eq(up.corked_sends, 1);
+    ck_assert_uint_eq(up.corked, 0);
+    submit(5, 1, 0); /* four in flight: it waits */
+    ck_assert_uint_eq(up.n_sent, 4);
+    answer_last(7);
+    ck_assert_uint_eq(rep.n, 1);
+    ck_assert_uint_eq(up.n_sent, 5);
+    ck_assert_uint_eq(up.corked_sends, 2);
+    ck_assert_uint_eq(up.corked, 0);
+    submit(6, 1, 0);
+    up.h.begin(up.h.user);
+    answer_last(8);
+    ck_assert_uint_eq(up.n_sent, 6); /* the next request is on its way ... */
+    ck_assert_uint_eq(rep.n, 1);     /* ... and the answer waits for the end */
+    up.h.end(up.h.user);
+    ck_assert_uint_eq(rep.n, 2);
+    ck_assert_uint_eq(answer_value(rep.last, rep.last_len), 8);
+    mux_close();
+}
+END_TEST
+
 Suite *mux_suite(void)
 {
     Suite *s = suite_create("mux");
@@ -427,6 +466,7 @@ Suite *mux_suite(void)
     tcase_add_test(tc, t_reply_forgets_in_flight_and_queued);
     tcase_add_test(tc, t_reply_submits_again);
     tcase_add_test(tc, t_send_breaks_connection);
+    tcase_add_test(tc, t_requests_pumped_together_leave_together);
     suite_add_tcase(s, tc);
     return s;
 }

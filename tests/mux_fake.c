@@ -89,6 +89,20 @@ const char *gw_upstream_name(const struct gw_upstream *u)
     return "fake:502";
 }
 
+void gw_upstream_cork(struct gw_upstream *u)
+{
+    if (u->corked++ == 0)
+        u->sent_at_cork = u->n_sent;
+}
+
+void gw_upstream_uncork(struct gw_upstream *u)
+{
+    if (u->corked == 0)
+        abort(); /* an uncork without its cork: the multiplexer lost count */
+    if (--u->corked == 0 && u->n_sent > u->sent_at_cork)
+        u->corked_sends++;
+}
+
 int gw_upstream_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
 {
     unsigned tid;

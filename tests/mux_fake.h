@@ -36,6 +36,9 @@ struct gw_upstream {
     enum gw_up_state state;
     int would_block;               /* gw_upstream_send answers MBSC_ERR_WOULD_BLOCK */
     int break_on_send;             /* the next send breaks the connection (down, was_ready) */
+    unsigned corked;               /* gw_upstream_cork depth: 0 between calls into the mux */
+    size_t sent_at_cork;           /* n_sent at the outermost cork */
+    uint64_t corked_sends;         /* outermost uncorks with sends kept: one segment each */
     uint64_t connection;           /* 1, 2, ...: counts fake_up_ready */
     uint64_t resets;               /* gw_upstream_reset calls that ended a connection */
     uint64_t reused;               /* ids sent again with no answer since (see above) */

@@ -353,6 +353,16 @@ static void mark_ready(mbsc_server *srv, struct srv_conn *c)
 {
     if (c->in_callback || c->ready)
         return;
+    /*
+     * Unless that step would find nothing to do: no payload waiting, the
+     * session sound and the socket watched as it should be.  A master that
+     * sends one request at a time is the common case, and a step marked
+     * due at once costs the application's loop a wake-up and a poll for
+     * every answer (mbsc_server_next_timeout() would say 0).
+     */
+    if (mbsc_link_pending(&c->link) == 0 && mbsc_session_error(c->s) == MBSC_OK &&
+        mbsc_link_events(&c->link) == c->watched)
+        return;
     c->ready = 1;
     c->next_ready = srv->ready_head;
     srv->ready_head = c;

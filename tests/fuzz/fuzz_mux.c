@@ -212,7 +212,7 @@ static void burst(unsigned n)
     h.in_burst = 0;
 }
 
-/* Between operations: nothing waits in an outbox, nothing is sent twice. */
+/* Between operations: nothing waits in an outbox or a corked upstream, nothing is sent twice. */
 static void check_between(void)
 {
     unsigned o;
@@ -223,6 +223,8 @@ static void check_between(void)
                     gw_mux_pending(h.mux, origin_id(o)), h.n_out[o]);
     FUZZ_ASSERT(h.up.reused == 0,
                 "a transaction id went out again on one connection with no answer to it");
+    FUZZ_ASSERT(h.up.corked == 0,
+                "the upstream is still corked after a call: what it kept would never leave");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

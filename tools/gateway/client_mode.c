@@ -56,6 +56,7 @@ struct local {
     time_t since;
     uint64_t requests;
     int closing;   /* marked: freed at the end of the turn */
+    int send_planned; /* out goes just before the loop sleeps (send_answers) */
     char why[128]; /* why it is closed (the first reason) */
 };
 
@@ -98,6 +99,8 @@ static void close_local(struct gw_client *g, size_t i)
     gw_log(GW_INFO, "client %s disconnected: %s", c->peer, c->why[0] != '\0' ? c->why : "closed");
     gw_routing_forget(g->routing, c->id);
     gw_watch_remove(c->watch);
+    if (c->send_planned)
+        gw_loop_forget_before_sleep(g->loop, c);
     close(c->fd);
     sodium_memzero(c, sizeof *c); /* process data, not kept */
     free(c);
@@ -165,6 +168,24 @@ static int flush_local(struct local *c)
     return 0;
 }
 
+static void send_answers(void *data)
+{
+    struct local *c = data;
+
+    c->send_planned = 0;
+    if (c->closing)
+        return;
+    if (flush_local(c) != 0)
+        mark_closed(c->g, c, "send failed");
+    else
+        rewatch(c->g, c);
+}
+
+/*
+ * Answers go out as the last thing before the loop sleeps: the client they
+ * wake then finds this process asleep rather than waiting for its CPU,
+ * and the answers of one turn leave together.
+ */
 static void reply(void *user, uint64_t origin, const uint8_t *adu, size_t len)
 {
     struct gw_client *g = user;
@@ -178,10 +199,13 @@ static void reply(void *user, uint64_t origin, const uint8_t *adu, size_t len)
     }
     memcpy(c->out + c->out_len, adu, len);
     c->out_len += len;
-    if (flush_local(c) != 0)
-        mark_closed(g, c, "send failed");
-    else
-        rewatch(g, c);
+    if (c->send_planned)
+        return;
+    if (gw_loop_before_sleep(g->loop, send_answers, c) == 0) {
+        c->send_planned = 1;
+        return;
+    }
+    send_answers(c); /* out of memory for the plan: at once */
 }
 
 /* Cut whole requests off a client's input and hand them on; NULL, or why c must go. */

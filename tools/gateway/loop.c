@@ -59,6 +59,8 @@ struct gw_loop {
     int dead_timers;
     struct task *tasks;
     size_t n_tasks, cap_tasks;
+    struct task *last; /* gw_loop_before_sleep */
+    size_t n_last, cap_last;
     struct hook before[BEFORE_WAIT_MAX];
     size_t n_before;
     int stopped, status;
@@ -123,6 +125,7 @@ void gw_loop_free(struct gw_loop *l)
         free(t);
     }
     free(l->tasks);
+    free(l->last);
     close(l->epfd);
     free(l);
 }
@@ -337,6 +340,49 @@ static void run_tasks(struct gw_loop *l)
     l->n_tasks = 0;
 }
 
+int gw_loop_before_sleep(struct gw_loop *l, gw_task_fn fn, void *data)
+{
+    if (l->n_last == l->cap_last) {
+        size_t cap = l->cap_last != 0 ? 2 * l->cap_last : 8;
+        struct task *n = realloc(l->last, cap * sizeof *n);
+
+        if (n == NULL)
+            return -1;
+        l->last = n;
+        l->cap_last = cap;
+    }
+    l->last[l->n_last].fn = fn;
+    l->last[l->n_last].data = data;
+    l->n_last++;
+    return 0;
+}
+
+void gw_loop_forget_before_sleep(struct gw_loop *l, const void *data)
+{
+    size_t i;
+
+    for (i = 0; i < l->n_last; i++)
+        if (l->last[i].data == data)
+            l->last[i].fn = NULL;
+}
+
+/* What was kept for the moment before sleeping; it may plan more (for the next turn). */
+static void run_last(struct gw_loop *l)
+{
+    size_t i, n = l->n_last;
+
+    if (n == 0)
+        return;
+    for (i = 0; i < n; i++) {
+        struct task t = l->last[i]; /* the array may move under the call */
+
+        if (t.fn != NULL)
+            t.fn(t.data);
+    }
+    memmove(l->last, l->last + n, (l->n_last - n) * sizeof *l->last);
+    l->n_last -= n;
+}
+
 int gw_loop_before_wait(struct gw_loop *l, gw_task_fn fn, void *data)
 {
     if (l->n_before == BEFORE_WAIT_MAX)
@@ -361,6 +407,7 @@ int gw_loop_run(struct gw_loop *l)
         for (h = 0; h < l->n_before; h++)
             l->before[h].fn(l->before[h].data);
         run_tasks(l); /* what the hooks deferred, before sleeping on it */
+        run_last(l);
         sweep(l);
         if (l->stopped)
             break;
@@ -385,9 +432,17 @@ int gw_loop_run(struct gw_loop *l)
             if (ev[i].events & (EPOLLERR | EPOLLHUP))
                 happened |= GW_IO_ERR;
             w->fn(w->data, happened);
+            /*
+             * More to do in this turn: what was kept back goes now, so that
+             * the PLC works while this process goes on (what the sleep would
+             * hand the CPU over for is still far).
+             */
+            if (i + 1 < n)
+                run_last(l);
         }
         fire_timers(l);
         run_tasks(l);
+        run_last(l); /* also when a task stopped the loop: nothing kept is lost */
         sweep(l);
     }
     return l->status;

@@ -85,6 +85,16 @@ int gw_loop_defer(struct gw_loop *l, gw_task_fn fn, void *data);
 int gw_loop_before_wait(struct gw_loop *l, gw_task_fn fn, void *data);
 
 /*
+ * Call fn(data) once, as the last thing before the loop sleeps (after the
+ * deferred work): for sends kept back during the turn, so that the process
+ * woken by them finds this one asleep instead of waiting for its CPU.
+ * -1 when out of memory (the caller sends at once instead).
+ * gw_loop_forget_before_sleep() drops what is planned for data (freed).
+ */
+int gw_loop_before_sleep(struct gw_loop *l, gw_task_fn fn, void *data);
+void gw_loop_forget_before_sleep(struct gw_loop *l, const void *data);
+
+/*
  * Turn until gw_loop_stop().  Returns the status given to gw_loop_stop(),
  * or -1 after a failure of epoll_wait itself (logged by the caller:
  * gw_loop_error() says what).

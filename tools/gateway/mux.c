@@ -510,7 +510,7 @@ static long tid_take(struct gw_mux *m)
 }
 
 /* Send queued requests while there is a free slot and the upstream takes them. */
-static void pump(struct gw_mux *m)
+static void pump_some(struct gw_mux *m)
 {
     while (m->up != NULL && gw_upstream_state(m->up) == GW_UP_READY &&
            m->n_flight < m->cfg.max_in_flight && m->n_queued > 0) {
@@ -555,6 +555,18 @@ static void pump(struct gw_mux *m)
         if (rc == MBSC_OK && m->flight[slot] == r)
             m->st.forwarded++;
     }
+}
+
+/* What goes up in one go leaves in one segment (gw_upstream_cork). */
+static void pump(struct gw_mux *m)
+{
+    struct gw_upstream *up = m->up;
+
+    if (up == NULL)
+        return;
+    gw_upstream_cork(up);
+    pump_some(m);
+    gw_upstream_uncork(up);
 }
 
 int gw_mux_submit(struct gw_mux *m, uint64_t origin, uint64_t group, const uint8_t *adu, size_t len,
@@ -799,6 +811,17 @@ static void on_down(void *user, int was_ready, const char *why)
     leave(m);
 }
 
+/* One event of the upstream's: the answers it brings are delivered at its end. */
+static void on_begin(void *user)
+{
+    enter(user);
+}
+
+static void on_end(void *user)
+{
+    leave(user);
+}
+
 struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
 {
     struct gw_upstream_hooks h;
@@ -809,6 +832,8 @@ struct gw_upstream_hooks gw_mux_hooks(struct gw_mux *m)
     h.down = on_down;
     h.room = on_room;
     h.failed = on_failed;
+    h.begin = on_begin;
+    h.end = on_end;
     return h;
 }
 

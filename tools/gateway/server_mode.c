@@ -34,6 +34,7 @@
 
 #include "adu_check.h"
 #include "clock.h"
+#include "answers_out.h"
 #include "control.h"
 #include "log.h"
 #include "loop.h"
@@ -83,6 +84,7 @@ struct gw_server {
     struct gw_timer *srv_timer; /* the server's next deadline */
     struct gw_watch *sig_watch;
     struct gw_routing *routing;
+    struct gw_answers_out answers; /* mbsc masters' answers, sent before the loop sleeps */
     struct master *masters;
     size_t n_masters, cap_masters;
     uint64_t next_origin;
@@ -167,7 +169,19 @@ static struct master *find_origin(struct gw_server *g, uint64_t origin)
     return NULL;
 }
 
-/* An answer for origin: an mbsc master's goes through the server, a TLS master's through TLS. */
+static void send_answer(void *user, uint64_t id, const uint8_t *adu, size_t len)
+{
+    struct gw_server *g = user;
+
+    if (mbsc_server_reply(g->srv, (mbsc_server_conn_id)id, adu, len) != MBSC_OK) {
+        /* The master left meanwhile: nobody to answer. */
+    }
+}
+
+/*
+ * An answer for origin: an mbsc master's goes through the server when the
+ * loop is about to sleep (answers_out.h), a TLS master's through TLS.
+ */
 static void reply(void *user, uint64_t origin, const uint8_t *adu, size_t len)
 {
     struct gw_server *g = user;
@@ -178,9 +192,8 @@ static void reply(void *user, uint64_t origin, const uint8_t *adu, size_t len)
         return;
     }
     m = find_origin(g, origin);
-    if (m == NULL || mbsc_server_reply(g->srv, m->id, adu, len) != MBSC_OK) {
-        /* The master left meanwhile: nobody to answer. */
-    }
+    if (m != NULL)
+        gw_answers_out_put(&g->answers, m->id, adu, len);
 }
 
 static void answer_exception(struct gw_server *g, uint64_t origin, const uint8_t *req, uint8_t code)
@@ -768,6 +781,7 @@ static void before_wait(void *data)
         t = gw_min_timeout(t, 10); /* no epoll descriptor: step often */
     gw_timer_in(g->srv_timer, t);
     if (g->draining && gw_routing_total(g->routing) == 0) {
+        gw_answers_out_flush(&g->answers);
         step_server(g); /* the last answers go out */
         gw_log(GW_INFO, "stopped");
         gw_loop_stop(g->loop, GW_EX_OK);
@@ -778,6 +792,7 @@ static void on_drain_timeout(void *data)
 {
     struct gw_server *g = data;
 
+    gw_answers_out_flush(&g->answers);
     step_server(g);
     gw_log(GW_INFO, "stopped after %lu ms with %u request%s unanswered", g->o->drain_ms,
            gw_routing_total(g->routing), gw_routing_total(g->routing) == 1 ? "" : "s");
@@ -878,6 +893,7 @@ static int start(struct gw_server *g)
         gw_log(GW_ERR, "%s", why);
         return -1;
     }
+    gw_answers_out_init(&g->answers, g->loop, send_answer, g);
     /* First: a gateway that already runs with this control socket is not disturbed at all. */
     if (o->control != NULL && (g->control = gw_control_open(g->loop, o->control, status_write, g,
                                                             why, sizeof why)) == NULL) {
@@ -966,6 +982,7 @@ int gw_server_mode(struct gw_options *o, int argc, char **argv)
     }
     gw_control_close(g.control);
     gw_tls_masters_free(g.tls); /* before the TLS files it borrows */
+    gw_answers_out_free(&g.answers);
     mbsc_server_free(g.srv);    /* before the configs it borrows; its CLOSED events forget */
     gw_routing_free(g.routing);
     gw_watch_remove(g.srv_watch);

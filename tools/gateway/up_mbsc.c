@@ -138,16 +138,30 @@ static unsigned mbsc_events(const struct gw_upstream *u)
     return (e & POLLIN ? GW_IO_IN : 0u) | (e & POLLOUT ? GW_IO_OUT : 0u);
 }
 
-/* Take every payload that has arrived; -1 once the connection is gone. */
+/*
+ * Take every payload that has arrived, reading the socket once: the
+ * loop's epoll is level-triggered, so bytes that come after this read
+ * wake it again, and a second read would mostly return EAGAIN (one system
+ * call per answer for nothing).  -1 once the connection is gone.
+ */
 static int take_payloads(struct gw_upstream *u)
 {
     struct gw_up_mbsc_state *m = &u->k.mbsc;
+    int have_read = 0;
 
     for (;;) {
         uint8_t adu[MBSC_ADU_MAX];
         size_t n = 0;
-        int r = mbsc_link_recv(&m->link, adu, sizeof adu, &n);
+        int r = mbsc_session_recv(m->s, adu, sizeof adu, &n);
 
+        if (r == 0 && !have_read) {
+            have_read = 1;
+            r = mbsc_link_read(&m->link);
+            if (r == MBSC_OK || (r == MBSC_ERR_PEER_CLOSED && m->link.eof))
+                continue; /* at the end of the stream the session holds the code */
+            if (r == MBSC_ERR_WOULD_BLOCK)
+                return 0;
+        }
         if (r == 0)
             return 0;
         if (r == MBSC_ERR_BUFFER_TOO_SMALL) {
@@ -208,7 +222,12 @@ static void mbsc_io(struct gw_upstream *u, unsigned happened)
 static int mbsc_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
 {
     struct gw_up_mbsc_state *m = &u->k.mbsc;
-    int r = mbsc_link_send(&m->link, adu, len);
+    int r;
+
+    /* Corked: sealed into the session's output, sent by mbsc_flush_kept. */
+    if (u->corked && mbsc_session_send(m->s, adu, len) == MBSC_OK)
+        return MBSC_OK;
+    r = mbsc_link_send(&m->link, adu, len);
 
     if (r == MBSC_ERR_WOULD_BLOCK) {
         gw_up_rewatch(u); /* POLLOUT: flush, then the room hook */
@@ -220,6 +239,17 @@ static int mbsc_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
     }
     gw_up_rewatch(u);
     return MBSC_OK;
+}
+
+static void mbsc_flush_kept(struct gw_upstream *u)
+{
+    int r = mbsc_link_flush(&u->k.mbsc.link);
+
+    if (r != MBSC_OK) {
+        session_failed(u, r);
+        return;
+    }
+    gw_up_rewatch(u);
 }
 
 static void mbsc_drop(struct gw_upstream *u)
@@ -243,6 +273,7 @@ const struct gw_up_kind gw_up_mbsc = {
     .events = mbsc_events,
     .io = mbsc_io,
     .send = mbsc_send,
+    .flush = mbsc_flush_kept,
     .drop = mbsc_drop,
     .describe = mbsc_describe,
     .stalled = mbsc_stalled,

@@ -97,7 +97,8 @@ static void plain_io(struct gw_upstream *u, unsigned happened)
     if (!(happened & (GW_IO_IN | GW_IO_ERR)))
         return;
     for (;;) {
-        ssize_t n = recv(u->fd, p->in + p->in_len, sizeof p->in - p->in_len, 0);
+        size_t room = sizeof p->in - p->in_len;
+        ssize_t n = recv(u->fd, p->in + p->in_len, room, 0);
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -114,6 +115,14 @@ static void plain_io(struct gw_upstream *u, unsigned happened)
         p->in_len += (size_t)n;
         if (plain_deliver(u) != 0)
             return;
+        /*
+         * Less than there was room for: the socket is drained.  The loop's
+         * epoll is level-triggered, so whatever comes next wakes it again;
+         * another recv() now would only return EAGAIN, one system call per
+         * answer for nothing.
+         */
+        if ((size_t)n < room)
+            return;
     }
 }
 
@@ -125,10 +134,18 @@ static int plain_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
         return MBSC_ERR_WOULD_BLOCK;
     memcpy(p->out + p->out_len, adu, len);
     p->out_len += len;
+    if (u->corked)
+        return MBSC_OK; /* plain_flush_kept sends it */
     (void)plain_flush(u); /* a failure is reported through the down hook */
     if (u->state == GW_UP_READY && p->out_len > 0)
         gw_up_rewatch(u);
     return MBSC_OK;
+}
+
+static void plain_flush_kept(struct gw_upstream *u)
+{
+    if (plain_flush(u) == 0 && u->k.plain.out_len > 0)
+        gw_up_rewatch(u);
 }
 
 static void plain_drop(struct gw_upstream *u)
@@ -150,6 +167,7 @@ const struct gw_up_kind gw_up_plain = {
     .events = plain_events,
     .io = plain_io,
     .send = plain_send,
+    .flush = plain_flush_kept,
     .drop = plain_drop,
     .describe = plain_describe,
 };

@@ -80,6 +80,8 @@ void gw_upstream_free(struct gw_upstream *u)
         return;
     drop_connection(u);
     gw_timer_free(u->timer);
+    if (u->turn_corked)
+        gw_loop_forget_before_sleep(u->loop, u);
     free(u);
 }
 
@@ -372,10 +374,18 @@ static void on_io(void *data, unsigned happened)
 {
     struct gw_upstream *u = data;
 
-    if (u->connecting_tcp)
+    if (u->connecting_tcp) {
         connect_progress(u);
-    else if (u->fd >= 0)
+    } else if (u->fd >= 0) {
+        /* The requests that the answers read now let go leave together, first. */
+        if (u->h.begin != NULL)
+            u->h.begin(u->h.user);
+        gw_upstream_cork(u);
         u->kind->io(u, happened);
+        gw_upstream_uncork(u);
+        if (u->h.end != NULL)
+            u->h.end(u->h.user);
+    }
 }
 
 static void on_timer(void *data)
@@ -401,9 +411,41 @@ static void on_timer(void *data)
     }
 }
 
+static void uncork_before_sleep(void *data)
+{
+    struct gw_upstream *u = data;
+
+    u->turn_corked = 0;
+    gw_upstream_uncork(u);
+}
+
 int gw_upstream_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
 {
     if (u->state != GW_UP_READY)
         return MBSC_ERR_STATE;
+    /*
+     * What this turn sends leaves as the last thing before the loop sleeps:
+     * in one segment, and with the PLC (or the server gateway) woken when
+     * this process is about to give up its CPU.  Woken earlier, on the same
+     * CPU, it would wait for the rest of the turn.
+     */
+    if (!u->turn_corked && u->kind->flush != NULL &&
+        gw_loop_before_sleep(u->loop, uncork_before_sleep, u) == 0) {
+        u->turn_corked = 1;
+        gw_upstream_cork(u);
+    }
     return u->kind->send(u, adu, len);
+}
+
+void gw_upstream_cork(struct gw_upstream *u)
+{
+    u->corked++;
+}
+
+void gw_upstream_uncork(struct gw_upstream *u)
+{
+    if (u->corked == 0 || --u->corked > 0)
+        return;
+    if (u->state == GW_UP_READY && u->kind->flush != NULL)
+        u->kind->flush(u);
 }

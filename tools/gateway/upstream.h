@@ -53,6 +53,15 @@ struct gw_upstream_hooks {
      * exception code.  NULL: the kinds that never say so.
      */
     void (*failed)(void *user, uint16_t tid, uint8_t code);
+    /*
+     * Around the hooks one event of the connection calls (a read may bring
+     * several answers): begin before the first, end after the last, once
+     * what the hooks sent meanwhile has left (gw_upstream_cork).  The
+     * multiplexer answers its requesters at end, so that the next requests
+     * are on their way to the PLC first.  NULL: nothing to do.
+     */
+    void (*begin)(void *user);
+    void (*end)(void *user);
 };
 
 struct gw_tls;
@@ -103,6 +112,15 @@ int64_t gw_upstream_outage_ns(const struct gw_upstream *u, int64_t now_ns);
  * room hook once there is), MBSC_ERR_STATE when not ready.
  */
 int gw_upstream_send(struct gw_upstream *u, const uint8_t *adu, size_t len);
+/*
+ * Between cork and the matching uncork (they nest), what gw_upstream_send
+ * takes waits in the connection's buffer, and the outermost uncork sends
+ * it with one system call: requests the multiplexer pumps in one go, e.g.
+ * after one read brought several answers, leave in one segment.  Kinds
+ * without a buffer of their own (serial lines, TLS) send at once anyway.
+ */
+void gw_upstream_cork(struct gw_upstream *u);
+void gw_upstream_uncork(struct gw_upstream *u);
 /* Drop the connection now (why for the log); the down hook runs. */
 void gw_upstream_reset(struct gw_upstream *u, const char *why);
 

@@ -42,8 +42,10 @@ struct gw_up_kind {
     unsigned (*events)(const struct gw_upstream *u);
     /* The socket is ready (GW_IO_IN, GW_IO_OUT, GW_IO_ERR). */
     void (*io)(struct gw_upstream *u, unsigned happened);
-    /* One ADU to send: MBSC_OK, MBSC_ERR_WOULD_BLOCK. */
+    /* One ADU to send: MBSC_OK, MBSC_ERR_WOULD_BLOCK.  While u->corked, kept for flush. */
     int (*send)(struct gw_upstream *u, const uint8_t *adu, size_t len);
+    /* Optional: send what send kept while corked (the last uncork). */
+    void (*flush)(struct gw_upstream *u);
     /* Forget the connection's state (the socket is closed by upstream.c). */
     void (*drop)(struct gw_upstream *u);
     /* What the status view says after the target. */
@@ -129,6 +131,8 @@ struct gw_upstream {
     mbsc_tcp_connect tc;     /* while the TCP connect is under way */
     int connecting_tcp;
     int fd; /* the connected socket, or -1 */
+    unsigned corked;  /* gw_upstream_cork() depth */
+    int turn_corked;  /* one of those corks, until the loop is about to sleep */
     struct gw_watch *watch;
     int watch_fd;           /* the descriptor watch watches */
     struct gw_timer *timer; /* connect deadline, or the end of the backoff */
