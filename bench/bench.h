@@ -6,15 +6,17 @@
  *
  * The program is organised as: options.c (command line) -> main.c (order of
  * the groups) -> one file per group of measurements (setup.c, stream.c,
- * frame.c, handshake.c, footprint.c, rtt.c) -> results.c (one long table of
- * rows) -> report.c / csv.c / plot.c (writers, which only read results);
- * util.c, below them all, gives up with a message.
+ * frame.c, impls.c, handshake.c, footprint.c, rtt.c) -> results.c (one long
+ * table of rows) -> describe.c and csv.c (the CSV; bench/report.py makes
+ * the tables and the picture); util.c, below them all, gives up with a
+ * message.
  */
 #ifndef MBSC_BENCH_H
 #define MBSC_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mbsc.h" /* the public API; groups add internal headers they need */
 
@@ -70,11 +72,6 @@ struct bench_ctx {
     char rtt_note[640];       /* why RTT rows are missing (a why line), or how they ran */
     char rtt_path[16];        /* the path the cipher rows took ("sync"), "" if unknown */
     struct bench_results results;
-    /* Rows of make bench-gateway's CSV (--gateway-csv; gateway_csv.h), for
-     * the plot only: they come from another run, so they stay out of this
-     * run's tables and CSV.  gateway_note says where and when they came from. */
-    struct bench_results gateway;
-    char gateway_note[320];
 };
 
 /* Report a failure that makes the figures meaningless and exit 1 (util.c). */
@@ -101,5 +98,10 @@ void bench_rtt(struct bench_ctx *ctx);
 
 /* "3.1.6" when the RTT group is built, else a word saying why not. */
 const char *bench_rtt_libmodbus_version(void);
+
+/* The run's description as text rows of the CSV (describe.c): machine,
+ * build, libraries, clocks, pinning, plan, and each cipher's implementation. */
+struct bench_machine;
+void bench_describe(const struct bench_ctx *ctx, const struct bench_machine *m, FILE *f);
 
 #endif /* MBSC_BENCH_H */

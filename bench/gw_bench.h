@@ -18,24 +18,24 @@
 #include "gw_harness.h"
 #include "mbsc.h"
 
-#define GW_PROG "mbsc-gateway-bench"
+#define GW_PROG        "mbsc-gateway-bench"
 #define GW_MAX_MASTERS 1000
-#define GW_MAX_PROCS 2 /* processes between the client and the PLC on one path */
+#define GW_MAX_PROCS   2 /* processes between the client and the PLC on one path */
 
 /* One process of a path and what it did per request. */
 struct gw_proc {
     char name[24]; /* "server-gw", "haproxy-client", ... */
     pid_t pid;
-    double vol, invol;     /* counters when the timed rounds began */
-    double syscalls;       /* strace's count over the counted run, -1 if none */
+    double vol, invol; /* counters when the timed rounds began */
+    double syscalls;   /* strace's count over the counted run, -1 if none */
 };
 
 struct tls_client;
 
 struct gw_path {
-    char name[40];  /* the CSV subject: direct, gw1-chacha20, haproxy-pair, ... */
-    char desc[96];  /* what the path is, for the tables */
-    modbus_t *ctx;  /* plain libmodbus or mbsc_modbus_connect (is_mbsc) */
+    char name[40]; /* the CSV subject: direct, gw1-chacha20, haproxy-pair, ... */
+    char desc[96]; /* what the path is, for the tables */
+    modbus_t *ctx; /* plain libmodbus or mbsc_modbus_connect (is_mbsc) */
     int is_mbsc;
     struct tls_client *tls; /* instead of ctx: a Modbus/TCP Security master */
     struct plc plc;         /* every path has its own PLC and processes */
@@ -67,7 +67,8 @@ modbus_t *gw_secure(const char *hostport, const mbsc_keypair *kp, const char *ci
 /* A server gateway in front of plc_port; extra args (NULL-terminated) after the usual ones. */
 void gw_start_server(struct gwp *g, const char *program, int plc_port, const char *const *extra);
 
-/* gw_relays.c: a pair of relays in front of plc_port; 0 with the client-side address, or -1 and why. */
+/* gw_relays.c: a pair of relays in front of plc_port; 0 with the client-side address, or -1 and
+ * why. */
 int gw_haproxy_pair(struct gw_path *p, int plc_port, char *addr, size_t len, char *why,
                     size_t why_len);
 int gw_stunnel_pair(struct gw_path *p, const char *certs, const char *suite, int plc_port,

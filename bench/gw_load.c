@@ -19,7 +19,7 @@
 #include "gw_bench.h"
 #include "mbsc/modbus.h"
 
-#define RUNS 3
+#define RUNS  3
 #define STACK (128 * 1024) /* a poller needs little; 1000 default stacks would be 8 GB */
 
 struct poller {
@@ -100,8 +100,8 @@ static void load_row(const char *const *programs, int n_prog, int plc_port, int 
             rps[k][run] = one_run(srv.addr, m, seconds, &failed[k]);
             (void)gw_finish(&srv, SIGTERM);
         }
-    snprintf(metric, sizeof metric, "rps_masters_%d%s%s", m, in_flight[0] == '1' ? "" : "_inflight_",
-             in_flight[0] == '1' ? "" : in_flight);
+    snprintf(metric, sizeof metric, "rps_masters_%d%s%s", m,
+             in_flight[0] == '1' ? "" : "_inflight_", in_flight[0] == '1' ? "" : in_flight);
     for (int k = 0; k < n_prog; k++) {
         const char *subject = k == 0 ? "gw1-load" : "gw1-load-compared";
         char fails[64];

@@ -43,10 +43,10 @@
 #include "gateway_tls.h"
 #endif
 
-#define ROUNDS 10        /* the round trips are timed in this many interleaved rounds */
-#define WARM 100         /* untimed requests first on every path */
+#define ROUNDS       10  /* the round trips are timed in this many interleaved rounds */
+#define WARM         100 /* untimed requests first on every path */
 #define STRACE_COUNT 300 /* requests of the counted run */
-#define MAX_PATHS 24
+#define MAX_PATHS    24
 
 static const char *const ciphers[] = {"chacha20", "trivium", "rabbit", "enocoro128v2"};
 
@@ -155,9 +155,9 @@ modbus_t *gw_secure(const char *hostport, const mbsc_keypair *kp, const char *ci
 void gw_start_server(struct gwp *g, const char *program, int plc_port, const char *const *extra)
 {
     char up[32];
-    const char *args[32] = {"server",      "--listen", "127.0.0.1:0",         "--upstream",
-                            up,            "--key",    gw_file("gw.key"),     "--authorized",
-                            gw_file("allow.txt"), "--log-level", "warning"};
+    const char *args[32] = {
+        "server",          "--listen",     "127.0.0.1:0",        "--upstream",  up,       "--key",
+        gw_file("gw.key"), "--authorized", gw_file("allow.txt"), "--log-level", "warning"};
     int n = 11;
 
     /* Warnings only: a gateway that logs each of 1000 masters would fill
@@ -217,10 +217,20 @@ static void mbsc_paths(struct gw_path *paths, int *n, const char *program, const
     gw_start_server(&p->gw[p->n_gw++], program, p->plc.port, one);
     snprintf(up, sizeof up, "%s", p->gw[0].addr);
     {
-        const char *args[] = {"client",   "--listen",          "127.0.0.1:0", "--upstream",
-                              up,         "--key",             gw_file("client.key"),
-                              "--peer",   gw_file("gw.pub"),   "--cipher",    cipher,
-                              "--log-level", "warning",        NULL};
+        const char *args[] = {"client",
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--upstream",
+                              up,
+                              "--key",
+                              gw_file("client.key"),
+                              "--peer",
+                              gw_file("gw.pub"),
+                              "--cipher",
+                              cipher,
+                              "--log-level",
+                              "warning",
+                              NULL};
 
         gw_program = program;
         if (!gw_spawn(&p->gw[p->n_gw++], args))
@@ -241,8 +251,8 @@ static void tls_paths(struct gw_path *paths, int *n, const char *srcdir, FILE *c
         {"stunnel-chacha20poly1305", "TLS_CHACHA20_POLY1305_SHA256"},
         {"stunnel-aes128gcm", "TLS_AES_128_GCM_SHA256"}};
     char why[512], certs[128], cert[200], key[200], ca[200], addr[64];
-    const char *extra[] = {"--listen-tls", "127.0.0.1:0", "--tls-cert", cert, "--tls-key",
-                           key,            "--tls-ca",    ca,           NULL};
+    const char *extra[] = {
+        "--listen-tls", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--tls-ca", ca, NULL};
     struct gw_path *p;
 
     snprintf(certs, sizeof certs, "%s", gw_file("tls"));
@@ -382,7 +392,7 @@ int main(int argc, char **argv)
     }
     write_keys();
     fputs(BENCH_CSV_HEADER "\n", csv);
-    bench_csv_text(csv, "run", "program", GW_PROG);
+    bench_csv_text(csv, "gateway", "program", GW_PROG);
     if (n_prog == 2)
         bench_csv_text(csv, "gateway", "compared", programs[1]);
     if (serial_only) {
@@ -408,8 +418,8 @@ int main(int argc, char **argv)
 #endif
     {
         char why[256], addr[64];
-        struct gw_path *h = new_path(paths, &n, "haproxy-pair",
-                                     "plain -> haproxy -> haproxy -> PLC (TCP mode)");
+        struct gw_path *h =
+            new_path(paths, &n, "haproxy-pair", "plain -> haproxy -> haproxy -> PLC (TCP mode)");
 
         if (gw_haproxy_pair(h, h->plc.port, addr, sizeof addr, why, sizeof why) == 0) {
             h->ctx = gw_plain(addr);
@@ -454,8 +464,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < paths[i].n_proc; k++) {
             char subject[128];
 
-            snprintf(subject, sizeof subject, "%.39s/%.23s", paths[i].name,
-                     paths[i].proc[k].name);
+            snprintf(subject, sizeof subject, "%.39s/%.23s", paths[i].name, paths[i].proc[k].name);
             if (paths[i].proc[k].syscalls >= 0)
                 bench_csv_num(csv, subject, "syscalls_strace", 0,
                               paths[i].proc[k].syscalls / STRACE_COUNT, "per_request");

@@ -178,8 +178,8 @@ int gw_haproxy_pair(struct gw_path *p, int plc_port, char *addr, size_t len, cha
     return 0;
 }
 
-static int stunnel_side(struct gw_path *p, const char *name, const char *certs,
-                        const char *suite, int port, int up, char *why, size_t why_len)
+static int stunnel_side(struct gw_path *p, const char *name, const char *certs, const char *suite,
+                        int port, int up, char *why, size_t why_len)
 {
     char conf[1536], path[128], log[160];
     const char *argv[] = {"stunnel4", path, NULL};

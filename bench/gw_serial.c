@@ -110,10 +110,9 @@ static void rate_rows(int baud, int count, FILE *csv)
     struct gw_path p[2];
     struct gwp srv;
     char route[200], name[48];
-    const char *args[] = {"server",           "--listen",     "127.0.0.1:0",
-                          "--route",          route,          "--key",
-                          gw_file("gw.key"),  "--authorized", gw_file("allow.txt"),
-                          NULL};
+    const char *args[] = {
+        "server",          "--listen",     "127.0.0.1:0",        "--route", route, "--key",
+        gw_file("gw.key"), "--authorized", gw_file("allow.txt"), NULL};
     /* Read 10 registers: a request of 8 bytes and an answer of 25; 10 bits a character in 8N1. */
     double char_us = 10e6 / baud, t35_us = baud > 19200 ? 1750 : 3.5 * char_us;
 

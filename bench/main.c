@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * main.c - mbsc-bench: run the measurement groups in order and write the
- * results.  See docs/bench.md for what each figure means.
+ * results as one CSV (csv.h; bench/report.py makes the tables).  See
+ * docs/bench.md for what each figure means.
  *
  * Order: identify the machine and the clocks, pin, warm up; then footprint
  * (not timed), setup, throughput, per-frame latency, handshake, round trips.
@@ -14,19 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "bench.h"
 #include "clock.h"
 #include "csv.h"
-#include "gateway_csv.h"
 #include "impls.h"
 #include "machine.h"
 #include "options.h"
 #include "pin.h"
-#include "plot.h"
-#include "report.h"
 
 /*
  * The two plans.  Default: about 2 minutes on a 2-core x86 server, a bit
@@ -74,29 +70,6 @@ static FILE *open_output(const char *path, const char *what)
     return f;
 }
 
-static void close_output(FILE *f, const char *path)
-{
-    if (ferror(f) || fclose(f) != 0)
-        bench_fail("error writing %s", path);
-}
-
-/* The gateway bench's figures for the plot, read before measuring so that
- * a wrong file fails at once; the note says which run they come from. */
-static void load_gateway_figures(struct bench_ctx *ctx, const char *path)
-{
-    char why[512], when[40] = "time unknown";
-    struct stat st;
-    struct tm tm;
-
-    if (bench_gateway_csv_read(path, &ctx->gateway, why, sizeof why) != 0) {
-        fprintf(stderr, "%s: --gateway-csv: %s\n", BENCH_PROG, why);
-        exit(2);
-    }
-    if (stat(path, &st) == 0 && gmtime_r(&st.st_mtime, &tm) != NULL)
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-    snprintf(ctx->gateway_note, sizeof ctx->gateway_note, "gateways: make bench-gateway, %s", when);
-}
-
 /* Run one group, telling the user what is going on and how long it took. */
 static void run_group(struct bench_ctx *ctx, const char *what, void (*group)(struct bench_ctx *))
 {
@@ -112,7 +85,7 @@ int main(int argc, char **argv)
     static struct bench_ctx ctx;
     struct bench_options opt;
     struct bench_machine machine;
-    FILE *csv = NULL, *md = NULL;
+    FILE *csv = stdout;
     uint64_t start;
     int rc = bench_parse_options(argc, argv, &opt), selected_any = 0;
 
@@ -125,8 +98,6 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (opt.csv != NULL)
         csv = open_output(opt.csv, "CSV file");
-    if (opt.markdown != NULL)
-        md = open_output(opt.markdown, "Markdown file");
 
     memset(&ctx, 0, sizeof ctx);
     ctx.plan = opt.quick ? quick_plan : default_plan;
@@ -137,9 +108,6 @@ int main(int argc, char **argv)
             ctx.ciphers[ctx.n_ciphers++] = mbsc_cipher_by_id(id);
     ctx.baselines = !selected_any || opt.only[MBSC_CIPHER_CHACHA20];
     bench_results_init(&ctx.results);
-    bench_results_init(&ctx.gateway);
-    if (opt.gateway_csv != NULL)
-        load_gateway_figures(&ctx, opt.gateway_csv);
 
     bench_machine_probe(&machine);
     bench_clock_init();
@@ -159,31 +127,17 @@ int main(int argc, char **argv)
     run_group(&ctx, "Noise handshakes", bench_handshake);
     run_group(&ctx, "Modbus round trips over loopback", bench_rtt);
 
-    bench_report(&ctx, &machine, stdout, 0);
-    fflush(stdout);
-    if (md != NULL) {
-        fprintf(md, "# mbsc-bench results\n\n");
-        bench_report(&ctx, &machine, md, 1);
-        close_output(md, opt.markdown);
-    }
-    if (csv != NULL) {
-        if (bench_csv_write(&ctx.results, csv) != 0)
-            bench_fail("error writing %s", opt.csv);
-        close_output(csv, opt.csv);
-    }
-    rc = 0;
-    if (opt.plot != NULL) {
-        int plotted = bench_plot(&ctx, &machine, opt.plot);
+    fputs(BENCH_CSV_HEADER "\n", csv);
+    bench_describe(&ctx, &machine, csv);
+    for (size_t i = 0; i < ctx.results.n; i++) {
+        const struct bench_row *row = &ctx.results.rows[i];
 
-        if (plotted < 0)
-            rc = 1;
-        else if (plotted == 0)
-            fprintf(stderr, "%s: plot written to %s%s\n", BENCH_PROG, opt.plot,
-                    opt.gateway_csv != NULL ? " (gateway bars from --gateway-csv)" : "");
+        bench_csv_num(csv, row->cipher, row->metric, row->size_bytes, row->value, row->unit);
     }
+    if (csv == stdout ? fflush(csv) != 0 || ferror(csv) : (ferror(csv) || fclose(csv) != 0))
+        bench_fail("error writing %s", opt.csv != NULL ? opt.csv : "the CSV");
     fprintf(stderr, "%s: done in %.1f s\n", BENCH_PROG, (double)(bench_now_ns() - start) / 1e9);
     bench_cycles_close(&ctx.cycles);
     bench_results_free(&ctx.results);
-    bench_results_free(&ctx.gateway);
-    return rc;
+    return 0;
 }

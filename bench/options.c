@@ -19,24 +19,21 @@
 
 void bench_usage(FILE *f)
 {
-    fputs("Usage: mbsc-bench [--quick] [--csv FILE] [--markdown FILE] [--plot FILE.png]\n"
-          "                  [--gateway-csv FILE] [--cpu-mhz N] [--only CIPHER,...]\n"
+    fputs("Usage: mbsc-bench [--quick] [--csv FILE] [--cpu-mhz N] [--only CIPHER,...]\n"
           "                  [--help] [--version]\n"
           "\n"
           "Measure mbsc's four stream ciphers and its secure channel on this machine:\n"
           "key setup, keystream throughput and cycles per byte (16 B to 1 MiB), per-frame\n"
           "seal/open latency (12 and 260-byte Modbus ADUs), memory footprint, the Noise\n"
           "handshake, and Modbus/TCP round trips over loopback (plain and through mbsc),\n"
-          "with libsodium's ChaCha20 and ChaCha20-Poly1305 as baselines.  Tables go to\n"
-          "stdout, progress to stderr.  A default run takes about 2 minutes.\n"
+          "with libsodium's ChaCha20 and ChaCha20-Poly1305 as baselines.  Every figure\n"
+          "and the description of the machine go out as one long CSV\n"
+          "(cipher,metric,size_bytes,value,unit); bench/report.py makes the tables and\n"
+          "the picture from it.  Progress goes to stderr.  A default run takes about\n"
+          "2 minutes.\n"
           "\n"
           "  --quick            fewer repetitions, same rows (under 15 s)\n"
-          "  --csv FILE         every figure as CSV: cipher,metric,size_bytes,value,unit\n"
-          "  --markdown FILE    the tables as Markdown\n"
-          "  --plot FILE.png    the charts: Modbus round trips, throughput and latency\n"
-          "                     (needs gnuplot; make bench writes bench/mbsc-bench.png)\n"
-          "  --gateway-csv FILE add the round trips through one and two gateways to the\n"
-          "                     plot, from make bench-gateway's CSV (bench/gateway.csv)\n"
+          "  --csv FILE         the CSV to FILE instead of stdout\n"
           "  --cpu-mhz N        core clock for cycles per byte when the perf cycle\n"
           "                     counter is unavailable (default: estimated)\n"
           "  --only LIST        measure only these ciphers (comma-separated: chacha20,\n"
@@ -111,8 +108,7 @@ static const char *value_of(int argc, char **argv, int *i, size_t name_len)
 
 int bench_parse_options(int argc, char **argv, struct bench_options *o)
 {
-    static const char *const with_value[] = {"--csv",     "--markdown", "--plot",
-                                             "--cpu-mhz", "--only",     "--gateway-csv"};
+    static const char *const with_value[] = {"--csv", "--cpu-mhz", "--only"};
 
     memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
@@ -150,12 +146,6 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
             return bad("%s needs a non-empty value", opt);
         if (strcmp(opt, "--csv") == 0)
             o->csv = val;
-        else if (strcmp(opt, "--markdown") == 0)
-            o->markdown = val;
-        else if (strcmp(opt, "--plot") == 0)
-            o->plot = val;
-        else if (strcmp(opt, "--gateway-csv") == 0)
-            o->gateway_csv = val;
         else if (strcmp(opt, "--cpu-mhz") == 0) {
             if (parse_mhz(val, &o->cpu_mhz) != 0)
                 return 2;

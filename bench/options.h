@@ -11,10 +11,9 @@
 
 struct bench_options {
     int quick;
-    const char *csv, *markdown, *plot; /* NULL: not wanted */
-    const char *gateway_csv;           /* NULL: no gateway figures in the plot */
-    double cpu_mhz;                    /* 0: not given */
-    int only[MBSC_CIPHER_COUNT + 1];   /* by wire id; all zero: every cipher */
+    const char *csv;                 /* NULL: stdout */
+    double cpu_mhz;                  /* 0: not given */
+    int only[MBSC_CIPHER_COUNT + 1]; /* by wire id; all zero: every cipher */
 };
 
 /*

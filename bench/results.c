@@ -56,14 +56,3 @@ void bench_results_add(struct bench_results *r, const char *cipher, const char *
     row->value = value;
     row->unit = unit;
 }
-
-int bench_results_get(const struct bench_results *r, const char *cipher, const char *metric,
-                      size_t size_bytes, double *value)
-{
-    const struct bench_row *row = find(r, cipher, metric, size_bytes);
-
-    if (row == NULL)
-        return 0;
-    *value = row->value;
-    return 1;
-}

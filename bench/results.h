@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * results.h - every figure of a run as one row of a long table
- * (cipher, metric, size, value, unit): the CSV is this table as it stands,
- * and the human tables and the plot look rows up in it.
+ * (cipher, metric, size, value, unit): the CSV is this table as it stands.
  */
 #ifndef MBSC_BENCH_RESULTS_H
 #define MBSC_BENCH_RESULTS_H
@@ -31,9 +30,5 @@ void bench_results_free(struct bench_results *r);
 /* Append a row (a later row with the same key replaces the earlier one). */
 void bench_results_add(struct bench_results *r, const char *cipher, const char *metric,
                        size_t size_bytes, double value, const char *unit);
-
-/* 1 and *value when the row exists, else 0. */
-int bench_results_get(const struct bench_results *r, const char *cipher, const char *metric,
-                      size_t size_bytes, double *value);
 
 #endif /* MBSC_BENCH_RESULTS_H */
