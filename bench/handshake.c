@@ -18,8 +18,6 @@
 #include "mbsc/session.h"
 
 #include "bench.h"
-#include "clock.h"
-#include "stats.h"
 
 /* Move everything a has to send into b.  Returns MBSC_OK or the error. */
 static int pump(mbsc_session *a, mbsc_session *b)
@@ -74,7 +72,7 @@ void bench_handshake(struct bench_ctx *ctx)
     mbsc_keypair master, slave;
     mbsc_allowlist *allow = mbsc_allowlist_new();
     mbsc_config *mcfg[MBSC_CIPHER_COUNT], *scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
-    struct bench_samples samples[MBSC_CIPHER_COUNT];
+    struct bench_samples samples[MBSC_CIPHER_COUNT] = {{0}};
 
     if (allow == NULL || scfg == NULL || mbsc_keypair_generate(&master) != MBSC_OK ||
         mbsc_keypair_generate(&slave) != MBSC_OK ||
@@ -88,7 +86,6 @@ void bench_handshake(struct bench_ctx *ctx)
             mbsc_config_set_peer_public_key(mcfg[i], slave.public_key) != MBSC_OK ||
             mbsc_config_set_ciphers(mcfg[i], mbsc_cipher_name(ctx->ciphers[i])) != MBSC_OK)
             bench_fail("handshake: cannot set up the master");
-        bench_samples_init(&samples[i], ctx->plan.handshake_rounds);
     }
 
     for (unsigned rnd = 0; rnd <= ctx->plan.handshake_rounds; rnd++) {
@@ -101,8 +98,8 @@ void bench_handshake(struct bench_ctx *ctx)
     }
 
     for (size_t i = 0; i < n; i++) {
-        bench_results_add(&ctx->results, mbsc_cipher_name(ctx->ciphers[i]), "handshake_us",
-                          BENCH_NO_SIZE, bench_median(&samples[i]), "us");
+        bench_add(ctx, mbsc_cipher_name(ctx->ciphers[i]), "handshake_us", 0,
+                  bench_median(&samples[i]), "us");
         bench_samples_free(&samples[i]);
         mbsc_config_free(mcfg[i]);
     }
