@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * gw_common.c - what every part of mbsc-gateway-bench uses (gw_bench.h):
- * the key files, giving up, the clock and quantiles, one request, and
- * connecting and starting gateways.  Below gw_main.c and the measuring
- * files, so that none of them calls back into another.
+ * the key files, giving up, the clock, child processes, one request and
+ * the timed rounds, and connecting and starting gateways.  Below gw_main.c
+ * and the measuring files, so that none of them calls back into another.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gw_bench.h"
 #include "mbsc/modbus.h"
-#ifdef MBSC_BENCH_TLS
-#include "gateway_tls.h"
-#endif
 
 char gw_dir[64];
 mbsc_keypair gw_server_kp, gw_client_kp, gw_masters_kp[GW_MAX_MASTERS];
@@ -50,6 +53,84 @@ double gw_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+pid_t gw_exec(const char *const *argv, const char *log)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int fd = log != NULL ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1, n = 0;
+        char *v[12];
+
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        /* exec wants writable strings: copies, in the child only. */
+        while (argv[n] != NULL && n < 11) {
+            v[n] = strdup(argv[n]);
+            n++;
+        }
+        v[n] = NULL;
+        execvp(v[0], v);
+        _exit(127);
+    }
+    return pid;
+}
+
+int gw_wait_for(int (*ready)(const void *), const void *arg, pid_t pid)
+{
+    double end = gw_now_us() + 10e6;
+    int st;
+
+    while (!ready(arg)) {
+        if (gw_now_us() > end || (pid > 0 && waitpid(pid, &st, WNOHANG) == pid))
+            return 0;
+        poll(NULL, 0, 10);
+    }
+    return 1;
+}
+
+void gw_read10(struct gw_path *p)
+{
+    uint16_t v[10];
+
+    if (p->tls != NULL) {
+#ifdef MBSC_BENCH_TLS
+        char why[256];
+
+        if (gw_tls_read10(p->tls, why, sizeof why) != 0)
+            gw_die("%s: %s", p->name, why);
+#endif
+        return;
+    }
+    if (modbus_read_registers(p->ctx, 0, 10, v) != 10)
+        gw_die("%s: %s", p->name, modbus_strerror(errno));
+}
+
+void gw_warm(struct gw_path *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < 100; r++)
+            gw_read10(&p[i]);
+}
+
+void gw_time(struct gw_path *p, int n, int count)
+{
+    for (int i = 0; i < n; i++)
+        if ((p[i].t = calloc((size_t)count, sizeof *p[i].t)) == NULL)
+            gw_die("out of memory");
+    /* Every round times every path in turn: a busy moment falls on all of them. */
+    for (int r = 0; r < GW_ROUNDS; r++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < count / GW_ROUNDS; j++) {
+                double t0 = gw_now_us();
+
+                gw_read10(&p[i]);
+                p[i].t[p[i].n++] = gw_now_us() - t0;
+            }
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -57,33 +138,13 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-void gw_sort(double *v, size_t n)
+void gw_rtt_csv(struct gw_path *p, FILE *csv)
 {
-    qsort(v, n, sizeof *v, cmp_double);
-}
+    size_t n = (size_t)p->n, r50 = (n + 1) / 2, r99 = (size_t)(0.99 * (double)n + 0.999999);
 
-double gw_quantile(const double *sorted, size_t n, double q)
-{
-    size_t rank = (size_t)(q * (double)n + 0.999999);
-
-    return n == 0 ? 0 : sorted[rank == 0 ? 0 : (rank > n ? n : rank) - 1];
-}
-
-void gw_read10(struct gw_path *p)
-{
-    uint16_t v[10];
-
-#ifdef MBSC_BENCH_TLS
-    char why[256];
-
-    if (p->tls != NULL) {
-        if (bench_tls_read10(p->tls, why, sizeof why) != 0)
-            gw_die("%s: %s", p->name, why);
-        return;
-    }
-#endif
-    if (modbus_read_registers(p->ctx, 0, 10, v) != 10)
-        gw_die("%s: %s", p->name, modbus_strerror(errno));
+    qsort(p->t, n, sizeof *p->t, cmp_double);
+    bench_csv_num(csv, p->name, "rtt_us_p50", 0, n ? p->t[r50 - 1] : 0, "us");
+    bench_csv_num(csv, p->name, "rtt_us_p99", 0, n ? p->t[(r99 > n ? n : r99) - 1] : 0, "us");
 }
 
 modbus_t *gw_plain(const char *hostport)
@@ -132,7 +193,6 @@ void gw_start_server(struct gwp *g, const char *program, int plc_port, const cha
     snprintf(up, sizeof up, "127.0.0.1:%d", plc_port);
     while (extra != NULL && *extra != NULL && n < 31)
         args[n++] = *extra++;
-    args[n] = NULL;
     gw_program = program;
     if (!gw_spawn(g, args))
         gw_die("the server gateway %s did not start (run from the build directory)", program);

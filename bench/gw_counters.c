@@ -12,147 +12,117 @@
  *    many times dearer.
  */
 #include <dirent.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include "csv.h"
 #include "gw_bench.h"
 
-/* The number after "key" in the file's lines, 0 if none. */
-static double field(const char *path, const char *key)
+/* The sum over pid's threads of the number after key in their status
+ * files; *min (if not NULL) the smallest. */
+static double tasks_sum(pid_t pid, const char *key, double *min)
 {
-    char line[256];
-    double v = 0;
-    size_t len = strlen(key);
-    FILE *f = fopen(path, "r");
-
-    if (f == NULL)
-        return 0;
-    while (fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, key, len) == 0) {
-            v = strtod(line + len, NULL);
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-static void read_counters(pid_t pid, double *vol, double *invol)
-{
-    char path[320];
+    char path[320], line[256];
+    double sum = 0;
     struct dirent *e;
     DIR *d;
 
-    *vol = *invol = 0;
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    d = opendir(path);
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
+    if (min != NULL)
+        *min = 0;
+    if ((d = opendir(path)) == NULL)
+        return 0;
+    for (int first = 1; (e = readdir(d)) != NULL;) {
+        FILE *f;
+        double v = 0;
+
         snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)pid, e->d_name);
-        *vol += field(path, "voluntary_ctxt_switches:");
-        *invol += field(path, "nonvoluntary_ctxt_switches:");
+        if (e->d_name[0] == '.' || (f = fopen(path, "r")) == NULL)
+            continue;
+        while (fgets(line, sizeof line, f) != NULL)
+            if (strncmp(line, key, strlen(key)) == 0) {
+                v = strtod(line + strlen(key), NULL);
+                break;
+            }
+        fclose(f);
+        sum += v;
+        if (min != NULL && (first || v < *min))
+            *min = v;
+        first = 0;
     }
-    if (d != NULL)
-        closedir(d);
+    closedir(d);
+    return sum;
 }
 
 void gw_counters_start(struct gw_path *p)
 {
-    for (int i = 0; i < p->n_proc; i++)
-        read_counters(p->proc[i].pid, &p->proc[i].vol, &p->proc[i].invol);
+    for (int i = 0; i < p->n_proc; i++) {
+        p->proc[i].vol = tasks_sum(p->proc[i].pid, "voluntary_ctxt_switches:", NULL);
+        p->proc[i].invol = tasks_sum(p->proc[i].pid, "nonvoluntary_ctxt_switches:", NULL);
+    }
 }
 
 void gw_counters_csv(const struct gw_path *p, FILE *csv)
 {
     for (int i = 0; i < p->n_proc; i++) {
         const struct gw_proc *q = &p->proc[i];
-        double vol, invol, n = p->n > 0 ? p->n : 1;
+        double n = p->n > 0 ? p->n : 1;
         char subject[128];
 
-        read_counters(q->pid, &vol, &invol);
         snprintf(subject, sizeof subject, "%.39s/%.23s", p->name, q->name);
-        bench_csv_num(csv, subject, "ctxsw_vol_proc_status", 0, (vol - q->vol) / n, "per_request");
-        bench_csv_num(csv, subject, "ctxsw_invol_proc_status", 0, (invol - q->invol) / n,
+        bench_csv_num(csv, subject, "ctxsw_vol_proc_status", 0,
+                      (tasks_sum(q->pid, "voluntary_ctxt_switches:", NULL) - q->vol) / n,
+                      "per_request");
+        bench_csv_num(csv, subject, "ctxsw_invol_proc_status", 0,
+                      (tasks_sum(q->pid, "nonvoluntary_ctxt_switches:", NULL) - q->invol) / n,
                       "per_request");
     }
 }
 
-/* Whether every thread of pid has a tracer now. */
-static int traced(pid_t pid)
+/* Whether every thread of *pid has a tracer now. */
+static int traced(const void *pid)
 {
-    char path[320];
-    struct dirent *e;
-    int all = 1;
-    DIR *d;
+    double min;
 
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    if ((d = opendir(path)) == NULL)
-        return 0;
-    while (all && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)pid, e->d_name);
-        all = field(path, "TracerPid:") != 0;
-    }
-    closedir(d);
-    return all;
-}
-
-/* The calls column of strace -c's "total" line. */
-static double strace_total(const char *path)
-{
-    char line[256];
-    double calls = -1;
-    FILE *f = fopen(path, "r");
-
-    while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        if (strstr(line, " total") != NULL) {
-            double pct, secs, per;
-
-            if (sscanf(line, "%lf %lf %lf %lf", &pct, &secs, &per, &calls) != 4)
-                calls = -1;
-        }
-    if (f != NULL)
-        fclose(f);
-    return calls;
+    tasks_sum(*(const pid_t *)pid, "TracerPid:", &min);
+    return min != 0;
 }
 
 int gw_strace_run(struct gw_path *p, int n)
 {
-    pid_t tracer[GW_MAX_PROCS];
-    char out[GW_MAX_PROCS][128];
+    pid_t tracer[2];
+    char out[2][128], pid[2][16];
     int i, st, ok = 0;
 
     for (i = 0; i < p->n_proc; i++) {
-        char pid[16];
-        double end = gw_now_us() + 5e6;
+        const char *argv[] = {"strace", "-c", "-f", "-q", "-o", out[i], "-p", pid[i], NULL};
 
-        snprintf(out[i], sizeof out[i], "%s", gw_file(p->proc[i].name));
-        strncat(out[i], ".strace", sizeof out[i] - strlen(out[i]) - 1);
-        snprintf(pid, sizeof pid, "%d", (int)p->proc[i].pid);
-        tracer[i] = fork();
-        if (tracer[i] == 0) {
-            execlp("strace", "strace", "-c", "-f", "-q", "-o", out[i], "-p", pid, (char *)NULL);
-            _exit(127);
-        }
-        while (tracer[i] > 0 && !traced(p->proc[i].pid) && gw_now_us() < end &&
-               waitpid(tracer[i], &st, WNOHANG) == 0)
-            poll(NULL, 0, 10);
+        snprintf(out[i], sizeof out[i], "%s.strace", gw_file(p->proc[i].name));
+        snprintf(pid[i], sizeof pid[i], "%d", (int)p->proc[i].pid);
+        if ((tracer[i] = gw_exec(argv, NULL)) > 0)
+            (void)gw_wait_for(traced, &p->proc[i].pid, tracer[i]);
     }
     for (i = 0; i < n; i++)
         gw_read10(p);
     for (i = 0; i < p->n_proc; i++) {
+        char line[256];
+        double pct, secs, per, calls = -1;
+        FILE *f;
+
         if (tracer[i] <= 0)
             continue;
         kill(tracer[i], SIGINT);
         waitpid(tracer[i], &st, 0);
-        p->proc[i].syscalls = strace_total(out[i]);
-        ok |= p->proc[i].syscalls >= 0;
+        /* The calls column of strace -c's "total" line. */
+        for (f = fopen(out[i], "r"); f != NULL && fgets(line, sizeof line, f) != NULL;)
+            if (strstr(line, " total") != NULL &&
+                sscanf(line, "%lf %lf %lf %lf", &pct, &secs, &per, &calls) != 4)
+                calls = -1;
+        if (f != NULL)
+            fclose(f);
+        p->proc[i].syscalls = calls;
+        ok |= calls >= 0;
     }
     return ok ? 0 : -1;
 }

@@ -104,20 +104,19 @@ def stream_rows(f):
 
 
 def bench_tables(f):
-    cy = f.text("machine", "cycles_short", "cycles")
+    cy, m = f.text("machine", "cycles_short", "cycles"), lambda k: f.text("machine", k)
     print("mbsc-bench: %s (%s run)" % (f.text("run", "program"), f.text("run", "plan")))
-    print("  cpu:       %s; %s online cores; %s" % (
-        f.text("machine", "cpu"), fmt(f.get("machine", "cores")), f.text("machine", "system")))
-    print("  compiler:  %s; CFLAGS: %s; host: %s" % (
-        f.text("machine", "compiler"), f.text("machine", "cflags"), f.text("machine", "host")))
-    print("  libraries: libsodium %s, libmodbus %s" % (
-        f.text("machine", "libsodium"), f.text("machine", "libmodbus")))
-    print("  clock:     %s, %s ns per reading" % (
-        f.text("machine", "clock"), fmt(f.get("machine", "clock_read_ns"))))
-    print("  cycles:    " + f.text("machine", "cycles"))
-    print("  pinning:   " + f.text("machine", "pinning"))
-    print("  rounds:    %s; every group interleaves the ciphers round by round"
-          % f.text("run", "rounds"))
+    for label, line in (
+            ("cpu", "%s; %s online cores; %s" % (m("cpu"), fmt(f.get("machine", "cores")),
+                                                 m("system"))),
+            ("compiler", "%s; CFLAGS: %s; host: %s" % (m("compiler"), m("cflags"), m("host"))),
+            ("libraries", "libsodium %s, libmodbus %s" % (m("libsodium"), m("libmodbus"))),
+            ("clock", "%s, %s ns per reading" % (m("clock"), fmt(f.get("machine",
+                                                                      "clock_read_ns")))),
+            ("cycles", m("cycles")), ("pinning", m("pinning")),
+            ("rounds", "%s; every group interleaves the ciphers round by round"
+             % f.text("run", "rounds"))):
+        print("  %-11s%s" % (label + ":", line))
     names = stream_rows(f)
     rows = []
     for c in names:
@@ -464,19 +463,13 @@ def gnuplot_script(f, png):
 
 
 def main(argv):
-    plot, run_gnuplot, files = None, True, []
-    args = iter(argv)
-    for a in args:
-        if a == "--plot":
-            plot = next(args, None)
-        elif a == "--no-gnuplot":
-            run_gnuplot = False
-        elif a.startswith("-"):
-            sys.exit("usage: report.py [--plot FILE.png] [--no-gnuplot] CSV [CSV...]")
-        else:
-            files.append(a)
-    if not files or (plot is not None and not plot):
-        sys.exit("usage: report.py [--plot FILE.png] [--no-gnuplot] CSV [CSV...]")
+    usage = "usage: report.py [--plot FILE.png] [--no-gnuplot] CSV [CSV...]"
+    plot = argv[argv.index("--plot") + 1] if "--plot" in argv[:-1] else None
+    files = [a for i, a in enumerate(argv) if not a.startswith("-") and argv[i - 1:i] != ["--plot"]]
+    run_gnuplot = "--no-gnuplot" not in argv
+    if not files or plot == "" or any(a.startswith("-") and a not in ("--plot", "--no-gnuplot")
+                                      for a in argv) or argv[-1:] == ["--plot"]:
+        sys.exit(usage)
     f = Figures()
     for path in files:
         f.load(path)
