@@ -118,10 +118,9 @@ struct bench_ctx {
     size_t n_rows, cap_rows;
 };
 
-/* stats.c: give up with "mbsc-bench: <reason>" and exit 1, allocate or
- * give up, collect samples, and record figures. */
+/* stats.c: give up with "mbsc-bench: <reason>" and exit 1, collect
+ * samples, and record figures. */
 void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void *bench_xmalloc(size_t n);
 void bench_samples_add(struct bench_samples *s, double x);
 /* The p-th percentile by the nearest-rank rule (a value really observed). */
 double bench_percentile(struct bench_samples *s, double p);
@@ -147,7 +146,6 @@ typedef void (*bench_batch_fn)(void *arg, unsigned reps);
 unsigned bench_calibrate_reps(bench_batch_fn fn, void *arg, uint64_t target_ns);
 void bench_cycles_init(struct bench_cycles *cy, double user_mhz); /* user_mhz 0: not given */
 void bench_cycles_refresh(struct bench_cycles *cy);               /* ESTIMATE: about 2 ms */
-void bench_cycles_close(struct bench_cycles *cy);
 const char *bench_cycles_short(const struct bench_cycles *cy);
 void bench_span_begin(const struct bench_cycles *cy, struct bench_span *sp);
 void bench_span_end(const struct bench_cycles *cy, struct bench_span *sp);

@@ -258,13 +258,6 @@ void bench_cycles_refresh(struct bench_cycles *cy)
     describe(cy);
 }
 
-void bench_cycles_close(struct bench_cycles *cy)
-{
-    if (cy->perf_fd >= 0)
-        close(cy->perf_fd);
-    cy->perf_fd = -1;
-}
-
 const char *bench_cycles_short(const struct bench_cycles *cy)
 {
     return cy->source == BENCH_CYCLES_PERF       ? "perf cycle counter"

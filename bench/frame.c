@@ -1,26 +1,18 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * frame.c - per-frame latency of mbsc_record_seal and mbsc_record_open.
+ * frame.c - per-frame latency of mbsc_record_seal and mbsc_record_open, and
+ * of libsodium's ChaCha20-Poly1305 when it is a baseline (docs/bench.md,
+ * "What each figure is").
  *
- * What one Modbus request costs in crypto on each side: the one-time
- * Poly1305 key (32 keystream bytes), the XOR, the tag, and for open the
- * constant-time tag check before the decryption.  Two record directions
- * share a key, as the master's sending side and the slave's receiving side
- * do; every iteration seals a fresh frame and opens that very frame, so
- * open always verifies a real tag.  One call per sample, the clock's read
- * overhead subtracted (a Raspberry Pi 4's clock ticks every 18.5 ns, which
- * limits the resolution there).  Payloads: a 12-byte read request ADU and
- * the largest, 260 bytes.  The directions are reset every round (outside
- * the timing), so no sample includes the rekey every 65536 frames.
- *
- * Two figures per cipher: seal/open with the keystream generated in the
- * call (what a frame costs in CPU time), and "ahead" with the session's
- * keystream buffer refilled between frames outside the timing, as the link
- * does while the peer works (the critical path: Poly1305 and an XOR).  No
- * "seal plus refill" figure: with a buffer of one frame, a refill generates
- * the very bytes an unbuffered seal does (docs/bench.md).  libsodium's
- * ChaCha20-Poly1305, when it is a baseline, is measured the same way (a
- * nonce incremented per frame); it has no keystream to prepare.
+ * Every iteration seals a fresh frame and opens that very frame with a
+ * direction of the same key, so that open always verifies a real tag.  One
+ * call per sample, the clock's read overhead subtracted (a Raspberry Pi 4's
+ * clock ticks every 18.5 ns).  The directions are reset every round outside
+ * the timing, so that no sample includes the rekey every 65536 frames.
+ * "ahead" rows use the session's keystream buffer, refilled between frames
+ * outside the timing as the link does while the peer works.  No "seal plus
+ * refill" row: with a buffer of one frame, a refill generates the very
+ * bytes an unbuffered seal does (docs/bench.md).
  */
 #include <sodium.h>
 #include <string.h>

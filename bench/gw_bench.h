@@ -52,7 +52,7 @@ struct gw_path {
 
 /* gw_common.c: the key files' directory and the keys every path uses. */
 extern char gw_dir[64];
-extern mbsc_keypair gw_server_kp, gw_client_kp, gw_masters_kp[GW_MAX_MASTERS];
+extern mbsc_keypair gw_server_kp, gw_masters_kp[GW_MAX_MASTERS];
 
 const char *gw_file(const char *name); /* gw_dir/name, in one of a few static buffers */
 void gw_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -21,7 +21,7 @@
 #include "mbsc/modbus.h"
 
 char gw_dir[64];
-mbsc_keypair gw_server_kp, gw_client_kp, gw_masters_kp[GW_MAX_MASTERS];
+mbsc_keypair gw_server_kp, gw_masters_kp[GW_MAX_MASTERS];
 
 void gw_die(const char *fmt, ...)
 {

@@ -1,28 +1,19 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * gw_main.c - mbsc-gateway-bench (make bench-gateway): what a request pays
- * on its way to a PLC through mbsc-gateway and through the alternatives, on
- * loopback, one read of 10 holding registers at a time:
+ * on its way to a PLC through mbsc-gateway and through the alternatives
+ * (one and two gateways, a TLS master, haproxy and stunnel pairs: the paths
+ * of docs/bench.md), on loopback, one read of 10 holding registers at a
+ * time; then requests/s through one server gateway (gw_load.c) and the
+ * serial line (gw_serial.c).  With --compare PATH another build's
+ * mbsc-gateway gets its own gw1/gw2 paths ("-compared") in the same rounds,
+ * and its own load runs.
  *
- *   direct                 a plain libmodbus client straight to the PLC;
- *   gw1-CIPHER             an mbsc master -> server gateway -> PLC;
- *   gw2-CIPHER             plain client -> client gateway -> server gateway -> PLC;
- *   tls-master             Modbus/TCP Security (TLS 1.3) -> server gateway -> PLC;
- *   haproxy-pair           plain client -> haproxy -> haproxy -> PLC (TCP mode: a
- *                          relay pair that does nothing, the yardstick);
- *   stunnel-chacha20poly1305, stunnel-aes128gcm
- *                          plain client -> stunnel -> TLS 1.3 -> stunnel -> PLC.
- *
- * Every path has its own PLC and processes, so each process's counters
+ * Every path has its own PLC and processes, so that each process's counters
  * belong to one path.  All paths are timed in the same interleaved rounds
- * (a busy moment of a shared machine falls on all of them), then each path
- * runs once more under strace to count system calls.  Then requests/s
- * through one server gateway (gw_load.c), and the serial line (gw_serial.c).
- * With --compare PATH another build's mbsc-gateway gets its own gw1/gw2
- * paths ("-compared") in the same rounds, and its own load runs.
- *
- * Output: one CSV (csv.h) on stdout or --csv FILE; bench/report.py makes
- * the tables.  Progress goes to stderr.
+ * (a busy moment of a shared machine falls on all of them), then each runs
+ * once more under strace, which would slow the timed rounds.  One CSV
+ * (csv.h) on stdout or --csv FILE; progress on stderr.
  */
 #include <errno.h>
 #include <signal.h>
@@ -180,6 +171,7 @@ static void tls_paths(const char *srcdir, FILE *csv)
 static void write_keys(void)
 {
     char why[MBSC_WHY_SIZE], b64[MBSC_KEY_BASE64_SIZE];
+    mbsc_keypair gw_client_kp; /* the client gateway's */
     FILE *f;
 
     snprintf(gw_dir, sizeof gw_dir, "/tmp/mbsc-gwbench-XXXXXX");
@@ -201,6 +193,7 @@ static void write_keys(void)
     }
     (void)mbsc_key_to_base64(b64, gw_client_kp.public_key);
     fprintf(f, "%s client-gateway\n", b64);
+    mbsc_keypair_wipe(&gw_client_kp);
     if (fclose(f) != 0)
         gw_die("allow-list");
 }

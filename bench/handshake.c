@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * handshake.c - the Noise IKpsk2 handshake, both sides, in memory.
- *
- * Two sans-I/O sessions wired back to back: a sample runs from creating
- * both sessions (the master draws its ephemeral key there) to both being
- * established, moving each side's output straight into the other; no
- * sockets, so it is the CPU cost of a connection's start: X25519 key
- * generation and four DH on each side, BLAKE2b hashing, the two
- * ChaCha20-Poly1305 payloads and the setup of both directions' cipher.
- * The master offers only the cipher being measured.  Ciphers alternate
- * round by round; the median is reported in µs.
+ * handshake.c - the Noise IKpsk2 handshake, both sides, in memory: two
+ * sans-I/O sessions back to back, from creating both (the master draws its
+ * ephemeral key there) to both being established.  No sockets, so that it
+ * is the CPU cost of a connection's start (docs/bench.md).  The master
+ * offers only the cipher being measured; ciphers alternate round by round.
  */
 #include <sodium.h>
 #include <string.h>

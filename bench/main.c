@@ -212,7 +212,6 @@ int main(int argc, char **argv)
     if (csv == stdout ? fflush(csv) != 0 || ferror(csv) : (ferror(csv) || fclose(csv) != 0))
         bench_fail("error writing %s", opt.csv != NULL ? opt.csv : "the CSV");
     fprintf(stderr, "%s: done in %.1f s\n", BENCH_PROG, (double)(bench_now_ns() - start) / 1e9);
-    bench_cycles_close(&ctx.cycles);
     free(ctx.rows);
     return 0;
 }

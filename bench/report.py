@@ -326,7 +326,8 @@ def block(name, lines):
 
 def bars_panel(name, title, ylabel, bars, group_keys):
     """Median bars with a line up to p99 and a label above each: bars are
-    (xtic, median, p99, label, colour index)."""
+    (xtic, median, p99, label, group); group k has key group_keys[k] and
+    colour COLOURS[k]."""
     lo, hi = log_range([b[1] for b in bars] + [b[2] for b in bars])
     out = block(name, ['%d "%s" %g %g "%s" %d' % (i, b[0], b[1], b[2], b[3], b[4])
                        for i, b in enumerate(bars)])
@@ -336,9 +337,9 @@ def bars_panel(name, title, ylabel, bars, group_keys):
             "set xtics rotate by 0 font ',8'", "set key top left horizontal"]
     plots = ["$%s using 1:3:(0):($4-$3):xtic(2) with vectors nohead lc rgb 'black' notitle" % name,
              "$%s using 1:4:5 with labels offset 0,0.7 font ',8' notitle" % name]
-    for k, (key, colour) in enumerate(group_keys):
+    for k, key in enumerate(group_keys):
         plots.insert(k, "$%s using 1:($6==%d?$3:1/0) with boxes lc rgb '%s' title %s"
-                     % (name, k, colour, q(key)))
+                     % (name, k, COLOURS[k], q(key)))
     return out + ["plot " + ", \\\n     ".join(plots)]
 
 
@@ -361,9 +362,8 @@ def rtt_panel(f):
     return bars_panel("rtt", "Modbus round trip, read 10 registers, loopback (bar: median, "
                       "line: p99; above: added to plaintext)",
                       "microseconds per request (lower is better)", bars,
-                      [("plaintext Modbus/TCP", COLOURS[0]),
-                       ("mbsc library, synchronous path", COLOURS[1]),
-                       ("mbsc library, pump thread", COLOURS[2])])
+                      ["plaintext Modbus/TCP", "mbsc library, synchronous path",
+                       "mbsc library, pump thread"])
 
 
 def gateway_panel(f):
@@ -380,9 +380,8 @@ def gateway_panel(f):
         bars.append((p.replace("-", "\\n"), p50, f.get(p, "rtt_us_p99"), label, group))
     return bars_panel("gw", "Gateways and relays (bar: median, line: p99; above: us added "
                       "to direct, and x the haproxy pair's)", "microseconds per request (lower is better)", bars,
-                      [("direct", COLOURS[0]), ("one mbsc-gateway", COLOURS[1]),
-                       ("two mbsc-gateways", COLOURS[2]), ("haproxy pair", COLOURS[3]),
-                       ("stunnel pair", COLOURS[4]), ("TLS master, one gateway", COLOURS[5])])
+                      ["direct", "one mbsc-gateway", "two mbsc-gateways", "haproxy pair",
+                       "stunnel pair", "TLS master, one gateway"])
 
 
 def throughput_panel(f):

@@ -1,28 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * rtt.c - Modbus/TCP round trips over loopback, plain and through mbsc.
+ * rtt.c - Modbus/TCP round trips over loopback (read 10 holding registers,
+ * µs), plain libmodbus and through mbsc on the path mbsc_modbus_connect()
+ * picks and on the pump ("<cipher>-pump"), with the serving thread's CPU
+ * time per request beside them (docs/bench.md, "What each figure is").
  *
- * The same request each time: read 10 holding registers, timed from the
- * client's call of modbus_read_registers() to its return, in µs.
- *
- *  - plaintext: a modbus_new_tcp() server in a thread (modbus_receive +
- *    modbus_reply) and a modbus_new_tcp() client; the baseline.
- *  - each cipher: one mbsc_modbus_server (its poll loop in a thread,
- *    allowing all four ciphers) and one mbsc_modbus_connect() client per
- *    cipher, offering only that cipher, on the path mbsc_modbus_connect()
- *    picks (the synchronous transport when libmodbus's layout is verified);
- *    on the slave, modbus_reply() writes into a socketpair that the server
- *    reads back: the figure is what an unchanged libmodbus application sees.
- *  - each cipher again as "<cipher>-pump", forced onto the pump
- *    (MBSC_MODBUS_PUMP=1): a request also crosses the client's socketpair
- *    and pump thread on the way out and back.
- *
- * Beside each round trip: the slave's CPU time per request, from the CPU
- * clock of the thread that serves it, read around each transport's turn.
- * All connections stay open for the whole group and the transports take
- * turns round by round.  The threads must run at the same time, so the pin
- * is lifted meanwhile.  Loopback hides the network: on a LAN add the wire
- * time, the same for every row.
+ * On the slave, modbus_reply() writes into a socketpair that the server
+ * reads back: the figure is what an unchanged libmodbus application sees.
+ * All connections stay open and the transports take turns round by round.
+ * The threads must run at the same time, so the pin is lifted meanwhile.
  */
 #include <errno.h>
 #include <modbus.h>

@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * setup.c - what a cipher costs before its first byte: memory and key setup.
- *
- * Footprint (not timed), as the study reports it: the cipher state (what
- * mbsc_stream uses of its fixed reserve), a whole session (what one
- * connection costs in RAM with all its buffers: the Modbus configuration,
- * and one sized for 4080-byte payloads), and the cipher's machine code
- * (bench/code_sizes.sh, at build time).
- *
- * Setup time: one mbsc_stream_init, paid once per direction at the end of
- * the handshake and again at every rekey.  It takes from tens of ns to a
- * few µs, so it is timed in batches (bench_calibrate_reps) and divided; the
- * ciphers' batches are interleaved round by round.  It includes what the API
- * does around the cipher's own init: wiping the 520-byte mbsc_stream first.
+ * setup.c - what a cipher costs before its first byte (docs/bench.md, "What
+ * each figure is"): its memory (not timed; the code size comes from
+ * bench/code_sizes.sh at build time, since the objects are not where the
+ * bench runs), and one mbsc_stream_init, paid per direction at the end of
+ * the handshake and at every rekey.  An init takes from tens of ns to a few
+ * µs, so it is timed in calibrated batches and divided.
  */
 #include <sodium.h>
 #include <string.h>

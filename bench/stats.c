@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * stats.c - giving up, samples and their order statistics, and the long
- * table of figures (bench.h).  A run produces about 300 rows, so a linear
- * search for a row's key is plenty.
+ * table of figures (bench.h): a run has about 300 rows, so a linear search
+ * for a row's key is plenty.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -21,15 +21,6 @@ void bench_fail(const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     exit(1);
-}
-
-void *bench_xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-
-    if (p == NULL)
-        bench_fail("out of memory");
-    return p;
 }
 
 /* Double the capacity of the array *v of cap elements of size each. */

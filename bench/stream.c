@@ -1,32 +1,18 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * stream.c - keystream throughput (MiB/s) and cycles per byte: of each
- * selected cipher by message size (bench_stream), and of every
- * implementation this CPU supports side by side (bench_impls).
+ * stream.c - keystream throughput and cycles per byte: of each selected
+ * cipher by message size (bench_stream), and of every implementation this
+ * CPU supports side by side with a frame's seal (bench_impls).  docs/bench.md
+ * ("What each figure is") says what each row is.
  *
- * A sample XORs one message in place a calibrated number of times (so that
- * it lasts about plan.stream_sample_ns) on a stream that keeps running, as
- * a record direction does: mbsc keeps unused keystream between calls, so
- * small messages share blocks.  Throughput is size x repetitions / the
- * median sample time; cycles per byte the median of the samples' cycles /
- * bytes.  Streams restart once per round, outside the timing, so that none
- * nears ChaCha20's 256 GiB limit.
- *
- * Baselines, when ChaCha20 is selected: libsodium's ChaCha20
- * (crypto_stream_chacha20_ietf_xor restarts at block 0 on every call, so a
- * 16-byte message costs it a whole block) and its ChaCha20-Poly1305 AEAD
- * (16 more bytes out), both with the SIMD code libsodium picks at
- * sodium_init().  The buffer is allocated once and stays in the caches up
- * to 8 KiB; 1 MiB streams through L2/L3.  A fixed nonce is fine: the data
- * is junk and no ciphertext leaves the process.
- *
- * The side-by-side group forces each implementation in turn
- * (mbsc_cipher_force_impl, restored afterwards) and measures 1 MiB
- * messages and the seal of one 260-byte frame through the record layer
- * (one-time key, XOR, Poly1305: everything a Modbus reply costs in crypto)
- * against libsodium's AEAD encrypt, every subject in the same rounds.  Its
- * rows are named "cipher:impl" with metrics of their own (impl_*), so they
- * never mix with the per-cipher rows.
+ * A sample XORs one message in place a calibrated number of times on a
+ * stream that keeps running, as a record direction does (mbsc keeps unused
+ * keystream between calls, so small messages share blocks); streams restart
+ * once per round, outside the timing, so that none nears ChaCha20's 256 GiB
+ * limit.  The buffer stays in the caches up to 8 KiB.  A fixed nonce is
+ * fine: the data is junk and no ciphertext leaves the process.  The
+ * side-by-side rows are "cipher:impl" with metrics of their own (impl_*),
+ * so that they never mix with the per-cipher rows.
  */
 #include <sodium.h>
 #include <stdlib.h>
