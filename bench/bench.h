@@ -1,25 +1,21 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * bench.h - what every part of mbsc-bench shares: the run plan, the set of
- * ciphers being measured, and the context that carries the results from the
- * measurement groups to the writers.
+ * bench.h - what every part of mbsc-bench shares.
  *
- * The program is organised as: options.c (command line) -> main.c (order of
- * the groups) -> one file per group of measurements (setup.c, stream.c,
- * frame.c, handshake.c, footprint.c, rtt.c) -> results.c (one long table of
- * rows) -> report.c / csv.c / plot.c (writers, which only read results);
- * util.c, below them all, gives up with a message.
+ * main.c (command line, order of the groups) -> one file per group of
+ * measurements (setup.c, stream.c, impls.c, frame.c, handshake.c, rtt.c)
+ * -> describe.c (the machine, as text rows) and csv.c (the CSV;
+ * bench/report.py makes the tables and the picture).  clock.c, pin.c and
+ * stats.c are below them all, so that nothing calls back into main.c.
  */
 #ifndef MBSC_BENCH_H
 #define MBSC_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mbsc.h" /* the public API; groups add internal headers they need */
-
-#include "cycles.h"
-#include "results.h"
 
 #define BENCH_PROG "mbsc-bench"
 
@@ -28,16 +24,18 @@
 #define BENCH_SODIUM_AEAD   "libsodium-chacha20poly1305"
 #define BENCH_PLAINTEXT     "plaintext"
 
-/* Message sizes of the throughput group: Modbus-sized up to bulk. */
+/* Message sizes of the throughput group (Modbus-sized up to bulk) and of
+ * the latency group (a read request ADU and the largest ADU). */
 #define BENCH_N_STREAM_SIZES 6u
-extern const size_t bench_stream_sizes[BENCH_N_STREAM_SIZES];
-
-/* Most rows of the throughput group: every cipher, then the two baselines. */
-#define BENCH_MAX_STREAM_ROWS (MBSC_CIPHER_COUNT + 2)
-
-/* The two frames of the latency group: a read request and the largest ADU. */
+#define BENCH_STREAM_SIZES                                                                         \
+    {                                                                                              \
+        16, 64, 256, 1024, 8192, 1048576                                                           \
+    }
 #define BENCH_N_FRAME_SIZES 2u
-extern const size_t bench_frame_sizes[BENCH_N_FRAME_SIZES];
+#define BENCH_FRAME_SIZES                                                                          \
+    {                                                                                              \
+        12, 260                                                                                    \
+    }
 
 /*
  * How much each group measures.  Every group runs in rounds: one round
@@ -59,6 +57,54 @@ struct bench_plan {
     unsigned rtt_per_round;    /* ... times requests per transport each */
 };
 
+/*
+ * Cycles per byte (clock.c).  The x86 time-stamp counter ticks at a fixed
+ * rate, not at the core clock, so it is not used.  In order of preference:
+ * perf_event_open's user-space cycle counter for this thread (usually not
+ * inside virtual machines); time x --cpu-mhz; time x a clock estimated with
+ * a chain of dependent additions (one per cycle on x86-64 and Cortex-A53
+ * to A76), refreshed in every round because the clock moves (boost,
+ * thermal limits, a busy host).  cpufreq's figures are shown beside the
+ * estimate as a cross-check.
+ */
+enum bench_cycle_source { BENCH_CYCLES_PERF = 1, BENCH_CYCLES_USER_MHZ, BENCH_CYCLES_ESTIMATE };
+
+struct bench_cycles {
+    enum bench_cycle_source source;
+    int perf_fd;                      /* -1 unless source is PERF */
+    double mhz;                       /* frequency that turns time into cycles (not PERF) */
+    uint64_t chain_iters;             /* ESTIMATE: add-chain length of a ~0.5 ms refresh */
+    double mhz_sum, mhz_min, mhz_max; /* ESTIMATE: over all refreshes */
+    unsigned refreshes;
+    int user_mhz_ignored; /* --cpu-mhz given, but perf counts real cycles */
+    char why[128];        /* why perf is not used */
+    char cpufreq[96];     /* what cpufreq says, for comparison */
+    char desc[512];       /* one line for the report: source, and why */
+};
+
+/* A measured interval: wall time, and core cycles from the chosen source. */
+struct bench_span {
+    uint64_t t0, c0, ns;
+    double cycles;
+};
+
+/* Samples of one figure.  Medians and percentiles rather than means: on a
+ * shared machine a few samples are hit by preemption, and they must not
+ * move the figure.  All zero is an empty set. */
+struct bench_samples {
+    double *v;
+    size_t n, cap;
+};
+
+/* One figure of the run: a row of the long CSV (csv.h). */
+struct bench_row {
+    char cipher[32];
+    char metric[24];
+    size_t size_bytes; /* 0: no message size applies */
+    double value;
+    const char *unit; /* a string literal */
+};
+
 struct bench_ctx {
     struct bench_plan plan;
     const mbsc_cipher *ciphers[MBSC_CIPHER_COUNT]; /* selected, in table order */
@@ -67,39 +113,63 @@ struct bench_ctx {
     struct bench_cycles cycles;
     double timer_overhead_ns; /* subtracted from single-operation samples */
     char pin_desc[160];       /* how the measuring thread is pinned */
-    char rtt_note[640];       /* why RTT rows are missing (a why line), or how they ran */
-    char rtt_path[16];        /* the path the cipher rows took ("sync"), "" if unknown */
-    struct bench_results results;
-    /* Rows of make bench-gateway's CSV (--gateway-csv; gateway_csv.h), for
-     * the plot only: they come from another run, so they stay out of this
-     * run's tables and CSV.  gateway_note says where and when they came from. */
-    struct bench_results gateway;
-    char gateway_note[320];
+    char rtt_note[640];       /* why RTT rows are missing, or how they ran */
+    struct bench_row *rows;   /* every figure, in the order measured */
+    size_t n_rows, cap_rows;
 };
 
-/* Report a failure that makes the figures meaningless and exit 1 (util.c). */
+/* stats.c: give up with "mbsc-bench: <reason>" and exit 1, collect
+ * samples, and record figures. */
 void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void bench_samples_add(struct bench_samples *s, double x);
+/* The p-th percentile by the nearest-rank rule (a value really observed). */
+double bench_percentile(struct bench_samples *s, double p);
+double bench_median(struct bench_samples *s);
+/* A row; a later row with the same key replaces the earlier one. */
+void bench_add(struct bench_ctx *ctx, const char *subject, const char *metric, size_t size,
+               double value, const char *unit);
+/* METRIC_p50 and METRIC_p99 of s as two rows; frees s. */
+void bench_add_p50_p99(struct bench_ctx *ctx, const char *subject, const char *metric, size_t size,
+                       struct bench_samples *s, const char *unit);
+void bench_samples_free(struct bench_samples *s);
 
-/* Allocate or exit 1: the bench has nothing useful to do without memory. */
-void *bench_xmalloc(size_t n);
+/* clock.c: the clock (CLOCK_MONOTONIC_RAW unless it costs a system call),
+ * busy waiting, batch calibration, and the cycle source above. */
+void bench_clock_init(void);
+const char *bench_clock_name(void);
+uint64_t bench_now_ns(void);
+double bench_clock_overhead_ns(void); /* median cost of one reading */
+void bench_spin_ns(uint64_t ns);
+/* The batch size that makes fn(arg, reps) last about target_ns: long enough
+ * that the clock's resolution (18.5 ns on a Raspberry Pi 4) does not matter. */
+typedef void (*bench_batch_fn)(void *arg, unsigned reps);
+unsigned bench_calibrate_reps(bench_batch_fn fn, void *arg, uint64_t target_ns);
+void bench_cycles_init(struct bench_cycles *cy, double user_mhz); /* user_mhz 0: not given */
+void bench_cycles_refresh(struct bench_cycles *cy);               /* ESTIMATE: about 2 ms */
+const char *bench_cycles_short(const struct bench_cycles *cy);
+void bench_span_begin(const struct bench_cycles *cy, struct bench_span *sp);
+void bench_span_end(const struct bench_cycles *cy, struct bench_span *sp);
 
-/*
- * Result names of the throughput rows (stream.c), in the order it measures
- * them and the writers show them: the selected ciphers, then the libsodium
- * baselines when they are measured.  names has room for
- * BENCH_MAX_STREAM_ROWS; returns the count.
- */
-size_t bench_stream_rows(const struct bench_ctx *ctx, const char **names);
+/* pin.c: keep the measuring thread on one core (a thread that migrates
+ * pays for cold caches); the round-trip group lifts the pin while its
+ * threads run. */
+void bench_pin(char *desc, size_t len);
+void bench_unpin(void);
+void bench_repin(void);
 
 /* The measurement groups, in the order main.c runs them. */
 void bench_footprint(struct bench_ctx *ctx);
 void bench_setup(struct bench_ctx *ctx);
 void bench_stream(struct bench_ctx *ctx);
 void bench_frame(struct bench_ctx *ctx);
+void bench_impls(struct bench_ctx *ctx);
 void bench_handshake(struct bench_ctx *ctx);
 void bench_rtt(struct bench_ctx *ctx);
-
-/* "3.1.6" when the RTT group is built, else a word saying why not. */
+/* "3.1.6" when the RTT group is built, else a phrase saying why not. */
 const char *bench_rtt_libmodbus_version(void);
+
+/* describe.c: the run's description as text rows of the CSV: machine,
+ * build, libraries, clocks, pinning, plan, each cipher's implementation. */
+void bench_describe(const struct bench_ctx *ctx, FILE *f);
 
 #endif /* MBSC_BENCH_H */

@@ -1,13 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# build_info.sh CC CFLAGS HOST GNUPLOT - print bench/build_info.h.
+# build_info.sh CC CFLAGS HOST - print bench/build_info.h.
 #
 # The report names the compiler and flags the figures were built with; they
 # are only known to make, so make runs this and the bench includes the
 # result.  Values become C string literals (backslashes and quotes escaped).
 set -eu
 
-cc=$1 cflags=$2 host=$3 gnuplot=$4
+cc=$1 cflags=$2 host=$3
 
 c_string() {
     printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr -d '\n')"
@@ -25,7 +25,5 @@ cat <<HEADER
 #define BENCH_BUILD_CC $(c_string "$version")
 #define BENCH_BUILD_CFLAGS $(c_string "$cflags")
 #define BENCH_BUILD_HOST $(c_string "$host")
-/* gnuplot as configure found it (empty: not found at build time). */
-#define BENCH_BUILD_GNUPLOT $(c_string "$gnuplot")
 #endif
 HEADER

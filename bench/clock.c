@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * clock.c - clock choice, reading, overhead and batch calibration.
+ * clock.c - the clock, batch calibration, and where cycles per byte come
+ * from (bench.h says in which order).
  */
+#define _GNU_SOURCE /* syscall() for perf_event_open, which glibc does not wrap */
+
+#include <errno.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#endif
 
 #include "bench.h"
-#include "clock.h"
-#include "stats.h"
 
 static clockid_t bench_clock = CLOCK_MONOTONIC;
 static const char *bench_clock_label = "CLOCK_MONOTONIC";
@@ -22,10 +31,9 @@ static uint64_t read_clock(clockid_t id)
 /* Median of the time between two consecutive reads of clock id. */
 static double overhead_of(clockid_t id)
 {
-    struct bench_samples s;
+    struct bench_samples s = {0};
     double median;
 
-    bench_samples_init(&s, 1001);
     for (unsigned i = 0; i < 1001; i++) {
         uint64_t a = read_clock(id), b = read_clock(id);
         bench_samples_add(&s, (double)(b - a));
@@ -40,15 +48,13 @@ void bench_clock_init(void)
 #ifdef CLOCK_MONOTONIC_RAW
     struct timespec ts;
 
-    if (clock_gettime(CLOCK_MONOTONIC_RAW, &ts) == 0) {
-        double raw = overhead_of(CLOCK_MONOTONIC_RAW), mono = overhead_of(CLOCK_MONOTONIC);
-        /* A raw clock read by system call (older kernels) costs several
-         * times the vDSO read: its noise would then outweigh the slewing it
-         * avoids, which is tiny over the microseconds of one sample. */
-        if (raw <= 2.0 * mono + 10.0) {
-            bench_clock = CLOCK_MONOTONIC_RAW;
-            bench_clock_label = "CLOCK_MONOTONIC_RAW";
-        }
+    /* NTP never slews the raw clock; but read by a system call (older
+     * kernels) it costs several times the vDSO read, and its noise would
+     * then outweigh the slewing it avoids. */
+    if (clock_gettime(CLOCK_MONOTONIC_RAW, &ts) == 0 &&
+        overhead_of(CLOCK_MONOTONIC_RAW) <= 2.0 * overhead_of(CLOCK_MONOTONIC) + 10.0) {
+        bench_clock = CLOCK_MONOTONIC_RAW;
+        bench_clock_label = "CLOCK_MONOTONIC_RAW";
     }
 #endif
 }
@@ -78,24 +84,207 @@ void bench_spin_ns(uint64_t ns)
 
 unsigned bench_calibrate_reps(bench_batch_fn fn, void *arg, uint64_t target_ns)
 {
-    unsigned reps = 1;
-
     fn(arg, 1); /* first touch: page faults, cold caches */
-    for (;;) {
+    for (unsigned reps = 1;; reps *= 8) {
         uint64_t t0 = bench_now_ns(), dt;
+        double scaled;
+
         fn(arg, reps);
         dt = bench_now_ns() - t0;
-        /* Scale from a batch of at least 1/8 of the target (or from a single
-         * operation that is already that long): short batches are mostly
-         * clock noise and would give a wrong scale. */
-        if (dt >= target_ns / 8 || reps >= (1u << 26)) {
-            double scaled = (double)reps * (double)target_ns / (double)(dt ? dt : 1);
-            if (scaled < 1.0)
-                return 1;
-            if (scaled > (double)(1u << 28))
-                return 1u << 28;
-            return (unsigned)scaled;
-        }
-        reps *= 8;
+        /* Scale from a batch of at least 1/8 of the target: short batches
+         * are mostly clock noise and would give a wrong scale. */
+        if (dt < target_ns / 8 && reps < (1u << 26))
+            continue;
+        scaled = (double)reps * (double)target_ns / (double)(dt ? dt : 1);
+        return scaled < 1.0 ? 1 : scaled > (double)(1u << 28) ? 1u << 28 : (unsigned)scaled;
     }
+}
+
+#ifdef __linux__
+/* A per-thread counter of user-space core cycles, or -1 with why set. */
+static int perf_open(char *why, size_t why_len)
+{
+    struct perf_event_attr attr;
+    uint64_t before = 0, after = 0;
+    int fd;
+
+    memset(&attr, 0, sizeof attr);
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.size = sizeof attr;
+    attr.config = PERF_COUNT_HW_CPU_CYCLES;
+    /* User space only: allowed at perf_event_paranoid 2, the Debian
+     * default, and the cipher code runs entirely in user space anyway. */
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    if (fd < 0) {
+        snprintf(why, why_len, "perf_event_open: %s", strerror(errno));
+        return -1;
+    }
+    /* Some hypervisors accept the event and then never count. */
+    if (read(fd, &before, sizeof before) != (ssize_t)sizeof before)
+        before = 0;
+    bench_spin_ns(2000000);
+    if (read(fd, &after, sizeof after) != (ssize_t)sizeof after || after <= before) {
+        snprintf(why, why_len, "perf_event_open: the cycle counter does not count");
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+#endif
+
+/* Additions, each waiting for the previous one: the empty asm tells the
+ * compiler x may have changed, so it can neither merge nor reorder them;
+ * one a cycle on every core this targets.  Unrolled, so that the loop's
+ * own instructions fit beside them on a narrow core. */
+#define ADD1(x, y)                                                                                 \
+    do {                                                                                           \
+        x += y;                                                                                    \
+        __asm__ volatile("" : "+r"(x));                                                            \
+    } while (0)
+#define ADD4(x, y)                                                                                 \
+    ADD1(x, y);                                                                                    \
+    ADD1(x, y);                                                                                    \
+    ADD1(x, y);                                                                                    \
+    ADD1(x, y)
+#define ADDS_PER_ITER 16u
+static uint64_t add_chain(uint64_t iters, uint64_t x)
+{
+    uint64_t y = 1;
+
+    __asm__ volatile("" : "+r"(y)); /* y is not a known constant */
+    for (uint64_t i = 0; i < iters; i++) {
+        ADD4(x, y);
+        ADD4(x, y);
+        ADD4(x, y);
+        ADD4(x, y);
+    }
+    return x;
+}
+
+/* Nanoseconds of one run of the add chain. */
+static uint64_t chain_ns(uint64_t iters)
+{
+    uint64_t t0 = bench_now_ns(), x = add_chain(iters, t0), dt = bench_now_ns() - t0;
+
+    __asm__ volatile("" : : "r"(x)); /* keep the chain alive */
+    return dt ? dt : 1;
+}
+
+/* A cpufreq figure in MHz (kHz in the file), 0 if absent. */
+static double cpufreq_mhz(const char *file)
+{
+    char path[128];
+    double khz = 0.0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cpufreq/%s", file);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0.0;
+    if (fscanf(f, "%lf", &khz) != 1)
+        khz = 0.0;
+    fclose(f);
+    return khz / 1000.0;
+}
+
+static void describe(struct bench_cycles *cy)
+{
+    if (cy->source == BENCH_CYCLES_PERF)
+        snprintf(cy->desc, sizeof cy->desc,
+                 "perf_event_open (PERF_COUNT_HW_CPU_CYCLES, user space, this thread)%s",
+                 cy->user_mhz_ignored ? "; --cpu-mhz ignored" : "");
+    else if (cy->source == BENCH_CYCLES_USER_MHZ)
+        snprintf(cy->desc, sizeof cy->desc, "time x %.0f MHz from --cpu-mhz (%s)", cy->mhz,
+                 cy->why);
+    else
+        snprintf(cy->desc, sizeof cy->desc,
+                 "time x core clock estimated by a dependent-add loop in each round: mean "
+                 "%.0f MHz, range %.0f-%.0f over %u estimates (%s; %s; --cpu-mhz N overrides)",
+                 cy->refreshes ? cy->mhz_sum / cy->refreshes : cy->mhz, cy->mhz_min, cy->mhz_max,
+                 cy->refreshes, cy->why, cy->cpufreq);
+}
+
+void bench_cycles_init(struct bench_cycles *cy, double user_mhz)
+{
+    memset(cy, 0, sizeof *cy);
+    snprintf(cy->why, sizeof cy->why, "perf_event_open: not Linux");
+    cy->perf_fd = -1;
+#ifdef __linux__
+    cy->perf_fd = perf_open(cy->why, sizeof cy->why);
+#endif
+    if (cy->perf_fd >= 0) {
+        cy->source = BENCH_CYCLES_PERF;
+        cy->user_mhz_ignored = user_mhz > 0;
+    } else if (user_mhz > 0) {
+        cy->source = BENCH_CYCLES_USER_MHZ;
+        cy->mhz = user_mhz;
+    } else {
+        double max = cpufreq_mhz("cpuinfo_max_freq");
+        uint64_t iters = 1u << 10, dt;
+
+        cy->source = BENCH_CYCLES_ESTIMATE;
+        snprintf(cy->cpufreq, sizeof cy->cpufreq, "no cpufreq in /sys");
+        if (max > 0)
+            snprintf(cy->cpufreq, sizeof cy->cpufreq, "cpufreq: now %.0f MHz, max %.0f MHz",
+                     cpufreq_mhz("scaling_cur_freq"), max);
+        /* A chain of about 0.5 ms, scaled from one of at least 0.2 ms. */
+        while ((dt = chain_ns(iters)) < 200000 && iters < (1ull << 34))
+            iters *= 2;
+        cy->chain_iters = (uint64_t)((double)iters * 500000.0 / (double)dt) + 1;
+        bench_cycles_refresh(cy);
+    }
+    describe(cy);
+}
+
+void bench_cycles_refresh(struct bench_cycles *cy)
+{
+    if (cy->source != BENCH_CYCLES_ESTIMATE)
+        return;
+    /* The fastest of a few runs: preemption and stolen time can only make a
+     * run slower, never faster than one addition per cycle. */
+    cy->mhz = 0.0;
+    for (int run = 0; run < 4; run++) {
+        double mhz =
+            1000.0 * ADDS_PER_ITER * (double)cy->chain_iters / (double)chain_ns(cy->chain_iters);
+        cy->mhz = mhz > cy->mhz ? mhz : cy->mhz;
+    }
+    if (cy->refreshes == 0 || cy->mhz < cy->mhz_min)
+        cy->mhz_min = cy->mhz;
+    if (cy->refreshes == 0 || cy->mhz > cy->mhz_max)
+        cy->mhz_max = cy->mhz;
+    cy->mhz_sum += cy->mhz;
+    cy->refreshes++;
+    describe(cy);
+}
+
+const char *bench_cycles_short(const struct bench_cycles *cy)
+{
+    return cy->source == BENCH_CYCLES_PERF       ? "perf cycle counter"
+           : cy->source == BENCH_CYCLES_USER_MHZ ? "time x --cpu-mhz"
+                                                 : "time x estimated clock";
+}
+
+static uint64_t read_counter(const struct bench_cycles *cy)
+{
+    uint64_t c = 0;
+
+    if (cy->perf_fd < 0 || read(cy->perf_fd, &c, sizeof c) != (ssize_t)sizeof c)
+        c = 0;
+    return c;
+}
+
+void bench_span_begin(const struct bench_cycles *cy, struct bench_span *sp)
+{
+    sp->c0 = read_counter(cy);
+    sp->t0 = bench_now_ns();
+}
+
+void bench_span_end(const struct bench_cycles *cy, struct bench_span *sp)
+{
+    sp->ns = bench_now_ns() - sp->t0;
+    if (cy->perf_fd >= 0)
+        sp->cycles = (double)(read_counter(cy) - sp->c0);
+    else
+        sp->cycles = (double)sp->ns * cy->mhz / 1000.0;
 }

@@ -2,22 +2,22 @@
 # SPDX-License-Identifier: ISC
 # code_sizes.sh SIZE BUILDDIR CIPHER... - print bench/code_sizes.h.
 #
-# The code size of a cipher is the sum of the .text* sections (.text,
-# .text.unlikely, .text.startup, ...) of the object files compiled from
-# src/cipher/<name>/ into libmbsc-core.la: the machine code that cipher adds
-# to a program, without its descriptor (data) or the shared registry.  It is
-# measured here, at build time, with the size tool configure found
-# (aarch64-linux-gnu-size for --host=aarch64-linux-gnu), because the
-# objects do not exist any more where the bench is run.
+# The code size of an object is the sum of its .text* sections (.text,
+# .text.unlikely, .text.startup, ...); a cipher's is that of all the objects
+# compiled from src/cipher/<name>/ into libmbsc-core.la (the bench adds them
+# up): the machine code that cipher adds to a program, without its
+# descriptor (data) or the shared registry.  It is measured here, at build
+# time, with the size tool configure found (aarch64-linux-gnu-size for
+# --host=aarch64-linux-gnu), because the objects do not exist any more where
+# the bench is run.
 #
 # A .lo is libtool's text description of an object; the convenience
 # archive that programs link holds the PIC object it names, so that one is
 # measured (the non-PIC one if the build has no PIC objects).
-# -1 means unknown (no size tool, or no object found).
+# An object with no size (no size tool) is left out.
 #
-# Per implementation (BENCH_IMPL_CODE_SIZES): the same, for each object
-# alone; an implementation is named by its file, src/cipher/<name>/
-# <name>_<impl>.c (libtool prefixes the object with its library's name).
+# An implementation is named by its file, src/cipher/<name>/<name>_<impl>.c
+# (libtool prefixes the object with its library's name).
 # The vector implementations also call code in the portable file (the
 # ChaCha20 driver, Enocoro's key setup and odd rounds): the portable
 # object's size counts that once.
@@ -44,21 +44,6 @@ echo "#ifndef MBSC_BENCH_CODE_SIZES_H"
 echo "#define MBSC_BENCH_CODE_SIZES_H"
 echo "/* What is measured, for the report. */"
 echo "#define BENCH_CODE_SIZE_WHAT \".text bytes of src/cipher/<name>/*.o, measured at build time with $(basename "${size_tool%% *}") -A\""
-echo "/* { cipher name, .text bytes or -1 } */"
-echo "#define BENCH_CODE_SIZES { \\"
-for name in "$@"; do
-    total=-1
-    for lo in "$builddir/src/cipher/$name"/*.lo; do
-        [ -f "$lo" ] || continue
-        obj=$(object_of "$lo") || continue
-        bytes=$(text_bytes "$obj")
-        [ -n "$bytes" ] || continue
-        [ "$total" -ge 0 ] || total=0
-        total=$((total + bytes))
-    done
-    echo "    { \"$name\", $total }, \\"
-done
-echo "}"
 echo "/* { cipher name, implementation, .text bytes of its own object } */"
 echo "#define BENCH_IMPL_CODE_SIZES { \\"
 for name in "$@"; do

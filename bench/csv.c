@@ -1,25 +1,38 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * csv.c - write the results table as CSV (see csv.h).
+ * csv.c - write rows of the long CSV (csv.h).
  */
+#include <string.h>
+
 #include "csv.h"
 
-int bench_csv_write(const struct bench_results *r, FILE *f)
+void bench_csv_num(FILE *f, const char *subject, const char *metric, size_t size, double value,
+                   const char *unit)
 {
-    fputs(BENCH_CSV_HEADER "\n", f);
-    for (size_t i = 0; i < r->n; i++) {
-        const struct bench_row *row = &r->rows[i];
+    fprintf(f, "%s,%s,", subject, metric);
+    if (size != 0)
+        fprintf(f, "%zu", size);
+    /* Counts print as integers, measured figures with six significant
+     * digits: more would only be noise. */
+    if (value >= 0 && value < 1e15 && value == (double)(unsigned long long)value)
+        fprintf(f, ",%.0f,%s\n", value, unit);
+    else
+        fprintf(f, ",%.6g,%s\n", value, unit);
+}
 
-        fprintf(f, "%s,%s,", row->cipher, row->metric);
-        if (row->size_bytes != BENCH_NO_SIZE)
-            fprintf(f, "%zu", row->size_bytes);
-        /* Counts (bytes) print as integers, measured figures with six
-         * significant digits: more would only be noise. */
-        if (row->value >= 0 && row->value < 1e15 &&
-            row->value == (double)(unsigned long long)row->value)
-            fprintf(f, ",%.0f,%s\n", row->value, row->unit);
-        else
-            fprintf(f, ",%.6g,%s\n", row->value, row->unit);
+void bench_csv_text(FILE *f, const char *subject, const char *metric, const char *text)
+{
+    fprintf(f, "%s,%s,,", subject, metric);
+    if (strpbrk(text, ",\"\n") == NULL) {
+        fputs(text, f);
+    } else {
+        fputc('"', f);
+        for (const char *c = text; *c != '\0'; c++) {
+            if (*c == '"')
+                fputc('"', f);
+            fputc(*c == '\n' ? ' ' : *c, f);
+        }
+        fputc('"', f);
     }
-    return ferror(f) ? -1 : 0;
+    fputs(",text\n", f);
 }

@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * handshake.c - the Noise IKpsk2 handshake, both sides, in memory.
- *
- * Two sans-I/O sessions wired back to back: a sample runs from creating
- * both sessions (the master draws its ephemeral key there) to both being
- * established, moving each side's output straight into the other; no
- * sockets, so it is the CPU cost of a connection's start: X25519 key
- * generation and four DH on each side, BLAKE2b hashing, the two
- * ChaCha20-Poly1305 payloads and the setup of both directions' cipher.
- * The master offers only the cipher being measured.  Ciphers alternate
- * round by round; the median is reported in µs.
+ * handshake.c - the Noise IKpsk2 handshake, both sides, in memory: two
+ * sans-I/O sessions back to back, from creating both (the master draws its
+ * ephemeral key there) to both being established.  No sockets, so that it
+ * is the CPU cost of a connection's start (docs/bench.md).  The master
+ * offers only the cipher being measured; ciphers alternate round by round.
  */
 #include <sodium.h>
 #include <string.h>
@@ -18,8 +13,6 @@
 #include "mbsc/session.h"
 
 #include "bench.h"
-#include "clock.h"
-#include "stats.h"
 
 /* Move everything a has to send into b.  Returns MBSC_OK or the error. */
 static int pump(mbsc_session *a, mbsc_session *b)
@@ -74,7 +67,7 @@ void bench_handshake(struct bench_ctx *ctx)
     mbsc_keypair master, slave;
     mbsc_allowlist *allow = mbsc_allowlist_new();
     mbsc_config *mcfg[MBSC_CIPHER_COUNT], *scfg = mbsc_config_new(MBSC_ROLE_SLAVE);
-    struct bench_samples samples[MBSC_CIPHER_COUNT];
+    struct bench_samples samples[MBSC_CIPHER_COUNT] = {{0}};
 
     if (allow == NULL || scfg == NULL || mbsc_keypair_generate(&master) != MBSC_OK ||
         mbsc_keypair_generate(&slave) != MBSC_OK ||
@@ -88,7 +81,6 @@ void bench_handshake(struct bench_ctx *ctx)
             mbsc_config_set_peer_public_key(mcfg[i], slave.public_key) != MBSC_OK ||
             mbsc_config_set_ciphers(mcfg[i], mbsc_cipher_name(ctx->ciphers[i])) != MBSC_OK)
             bench_fail("handshake: cannot set up the master");
-        bench_samples_init(&samples[i], ctx->plan.handshake_rounds);
     }
 
     for (unsigned rnd = 0; rnd <= ctx->plan.handshake_rounds; rnd++) {
@@ -101,8 +93,8 @@ void bench_handshake(struct bench_ctx *ctx)
     }
 
     for (size_t i = 0; i < n; i++) {
-        bench_results_add(&ctx->results, mbsc_cipher_name(ctx->ciphers[i]), "handshake_us",
-                          BENCH_NO_SIZE, bench_median(&samples[i]), "us");
+        bench_add(ctx, mbsc_cipher_name(ctx->ciphers[i]), "handshake_us", 0,
+                  bench_median(&samples[i]), "us");
         bench_samples_free(&samples[i]);
         mbsc_config_free(mcfg[i]);
     }

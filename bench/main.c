@@ -1,100 +1,150 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * main.c - mbsc-bench: run the measurement groups in order and write the
- * results.  See docs/bench.md for what each figure means.
+ * main.c - mbsc-bench: read the command line, run the measurement groups in
+ * order and write the results as one CSV (csv.h; bench/report.py makes the
+ * tables).  docs/bench.md says what each figure means.
  *
- * Order: identify the machine and the clocks, pin, warm up; then footprint
- * (not timed), setup, throughput, per-frame latency, handshake, round trips.
- * Output files are opened before measuring, so that a mistyped path fails
- * at once instead of after two minutes.
+ * The command line is parsed by hand rather than with getopt_long: every
+ * mistake must come out as exactly one line "mbsc-bench: <reason>" with
+ * exit status 2, which getopt's own messages do not give.
  */
 #include <errno.h>
 #include <signal.h>
 #include <sodium.h>
-#include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
+
+#include "mbsc/version.h"
 
 #include "bench.h"
-#include "clock.h"
 #include "csv.h"
-#include "gateway_csv.h"
-#include "impls.h"
-#include "machine.h"
-#include "options.h"
-#include "pin.h"
-#include "plot.h"
-#include "report.h"
 
 /*
- * The two plans.  Default: about 2 minutes on a 2-core x86 server, a bit
- * more on a Raspberry Pi 4 (slower ciphers make the fixed-duration samples
- * no longer, but handshakes and round trips take longer).  Quick: the same
- * rows in a few seconds, for CI and for trying the options; its p99 rests
- * on few samples.
+ * Default: about 2 minutes on a 2-core x86 server, a bit more on a
+ * Raspberry Pi 4 (slower ciphers make the fixed-duration samples no longer,
+ * but handshakes and round trips take longer).  Quick: the same rows in a
+ * few seconds, for CI and for trying the options; its p99 rests on few
+ * samples.
  */
-static const struct bench_plan default_plan = {
-    .name = "default",
-    .warmup_ns = 500000000,
-    .stream_rounds = 301,
-    .stream_sample_ns = 2000000,
-    .setup_rounds = 301,
-    .setup_sample_ns = 1000000,
-    .frame_rounds = 200,
-    .frame_per_round = 250,
-    .handshake_rounds = 500,
-    .rtt_rounds = 100,
-    .rtt_per_round = 100,
+static const struct bench_plan default_plan = {"default", 500000000, 301, 2000000, 301, 1000000,
+                                               200,       250,       500, 100,     100};
+static const struct bench_plan quick_plan = {"quick", 200000000, 31, 500000, 51, 200000,
+                                             20,      100,       50, 20,     50};
+
+static const char usage[] =
+    "Usage: mbsc-bench [--quick] [--csv FILE] [--cpu-mhz N] [--only CIPHER,...]\n"
+    "                  [--help] [--version]\n"
+    "\n"
+    "Measure mbsc's four stream ciphers and its secure channel on this machine:\n"
+    "key setup, keystream throughput and cycles per byte (16 B to 1 MiB), per-frame\n"
+    "seal/open latency (12 and 260-byte Modbus ADUs), memory footprint, the Noise\n"
+    "handshake, and Modbus/TCP round trips over loopback (plain and through mbsc),\n"
+    "with libsodium's ChaCha20 and ChaCha20-Poly1305 as baselines.  Every figure\n"
+    "and the description of the machine go out as one long CSV\n"
+    "(cipher,metric,size_bytes,value,unit); bench/report.py makes the tables and\n"
+    "the picture from it.  Progress goes to stderr.  A default run takes about\n"
+    "2 minutes.\n"
+    "\n"
+    "  --quick            fewer repetitions, same rows (under 15 s)\n"
+    "  --csv FILE         the CSV to FILE instead of stdout\n"
+    "  --cpu-mhz N        core clock for cycles per byte when the perf cycle\n"
+    "                     counter is unavailable (default: estimated)\n"
+    "  --only LIST        measure only these ciphers (comma-separated: chacha20,\n"
+    "                     trivium, rabbit, enocoro128v2); the libsodium baselines\n"
+    "                     are measured when chacha20 is in the list, the plaintext\n"
+    "                     libmodbus round trip always\n"
+    "  --help             this text\n"
+    "  --version          print mbsc-bench's version and exit\n";
+
+struct options {
+    int quick;
+    const char *csv;                 /* NULL: stdout */
+    double cpu_mhz;                  /* 0: not given */
+    int only[MBSC_CIPHER_COUNT + 1]; /* by wire id; all zero: every cipher */
 };
 
-static const struct bench_plan quick_plan = {
-    .name = "quick",
-    .warmup_ns = 200000000,
-    .stream_rounds = 31,
-    .stream_sample_ns = 500000,
-    .setup_rounds = 51,
-    .setup_sample_ns = 200000,
-    .frame_rounds = 20,
-    .frame_per_round = 100,
-    .handshake_rounds = 50,
-    .rtt_rounds = 20,
-    .rtt_per_round = 50,
-};
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static FILE *open_output(const char *path, const char *what)
+/* Print "mbsc-bench: <reason>" and return the exit status for it. */
+static int bad(const char *fmt, ...)
 {
-    FILE *f = fopen(path, "w");
+    va_list ap;
 
-    if (f == NULL) {
-        fprintf(stderr, "%s: cannot write %s %s: %s\n", BENCH_PROG, what, path, strerror(errno));
-        exit(2);
-    }
-    return f;
+    fprintf(stderr, "%s: ", BENCH_PROG);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 2;
 }
 
-static void close_output(FILE *f, const char *path)
+static int parse_only(const char *list, int only[MBSC_CIPHER_COUNT + 1])
 {
-    if (ferror(f) || fclose(f) != 0)
-        bench_fail("error writing %s", path);
+    char buf[256], *save = NULL;
+
+    if (strlen(list) >= sizeof buf)
+        return bad("--only: list too long: '%s'", list);
+    if (list[0] == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,") != NULL)
+        return bad("--only needs a comma-separated list of ciphers, not '%s'", list);
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        const mbsc_cipher *c = mbsc_cipher_by_name(tok);
+        if (c == NULL)
+            return bad("--only: unknown cipher '%s' (chacha20, trivium, rabbit, enocoro128v2)",
+                       tok);
+        if (only[mbsc_cipher_id(c)]++)
+            return bad("--only: cipher '%s' given twice", tok);
+    }
+    return 0;
 }
 
-/* The gateway bench's figures for the plot, read before measuring so that
- * a wrong file fails at once; the note says which run they come from. */
-static void load_gateway_figures(struct bench_ctx *ctx, const char *path)
+/* 0 to run, 1 after --help or --version (exit 0), 2 after a one-line reason. */
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    char why[512], when[40] = "time unknown";
-    struct stat st;
-    struct tm tm;
+    static const char *const with_value[] = {"--csv", "--cpu-mhz", "--only"};
 
-    if (bench_gateway_csv_read(path, &ctx->gateway, why, sizeof why) != 0) {
-        fprintf(stderr, "%s: --gateway-csv: %s\n", BENCH_PROG, why);
-        exit(2);
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL, *opt = NULL;
+        char *end;
+        size_t k, len = 0;
+
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+            return fputs(usage, stdout), 1;
+        if (strcmp(arg, "--version") == 0)
+            return printf("mbsc-bench (mbsc) %s\n", mbsc_version()), 1;
+        if (strcmp(arg, "--quick") == 0) {
+            o->quick = 1;
+            continue;
+        }
+        for (k = 0; k < 3 && opt == NULL; k++) {
+            len = strlen(with_value[k]);
+            if (strncmp(arg, with_value[k], len) == 0 && (arg[len] == '\0' || arg[len] == '='))
+                opt = with_value[k];
+        }
+        if (opt == NULL)
+            return bad(arg[0] == '-' ? "unknown option '%s' (see --help)"
+                                     : "unexpected argument '%s' (see --help)",
+                       arg);
+        if (arg[len] == '=')
+            val = arg + len + 1;
+        else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+            val = argv[++i]; /* "--csv --quick" is a forgotten value, not a file */
+        if (val == NULL)
+            return bad("%s needs a value (see --help)", opt);
+        if (val[0] == '\0')
+            return bad("%s needs a non-empty value", opt);
+        if (k == 1)
+            o->csv = val;
+        else if (k == 3 && parse_only(val, o->only) != 0)
+            return 2;
+        else if (k == 2 &&
+                 ((o->cpu_mhz = strtod(val, &end)),
+                  end == val || *end != '\0' || !(o->cpu_mhz >= 1.0 && o->cpu_mhz <= 100000.0)))
+            return bad("--cpu-mhz needs a frequency in MHz between 1 and 100000, not '%s'", val);
     }
-    if (stat(path, &st) == 0 && gmtime_r(&st.st_mtime, &tm) != NULL)
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-    snprintf(ctx->gateway_note, sizeof ctx->gateway_note, "gateways: make bench-gateway, %s", when);
+    return 0;
 }
 
 /* Run one group, telling the user what is going on and how long it took. */
@@ -110,11 +160,10 @@ static void run_group(struct bench_ctx *ctx, const char *what, void (*group)(str
 int main(int argc, char **argv)
 {
     static struct bench_ctx ctx;
-    struct bench_options opt;
-    struct bench_machine machine;
-    FILE *csv = NULL, *md = NULL;
+    struct options opt;
+    FILE *csv = stdout;
     uint64_t start;
-    int rc = bench_parse_options(argc, argv, &opt), selected_any = 0;
+    int rc = parse_options(argc, argv, &opt), any = 0;
 
     if (rc != 0)
         return rc == 1 ? 0 : 2;
@@ -123,25 +172,19 @@ int main(int argc, char **argv)
     /* A peer closing a socket must not kill the run (the adapter already
      * avoids SIGPIPE; libmodbus's plain server path is ours to protect). */
     signal(SIGPIPE, SIG_IGN);
-    if (opt.csv != NULL)
-        csv = open_output(opt.csv, "CSV file");
-    if (opt.markdown != NULL)
-        md = open_output(opt.markdown, "Markdown file");
-
-    memset(&ctx, 0, sizeof ctx);
+    /* Opened before measuring: a mistyped path fails at once, not after two minutes. */
+    if (opt.csv != NULL && (csv = fopen(opt.csv, "w")) == NULL) {
+        fprintf(stderr, "%s: cannot write CSV file %s: %s\n", BENCH_PROG, opt.csv, strerror(errno));
+        return 2;
+    }
     ctx.plan = opt.quick ? quick_plan : default_plan;
     for (unsigned id = 1; id <= MBSC_CIPHER_COUNT; id++)
-        selected_any |= opt.only[id];
+        any |= opt.only[id];
     for (unsigned id = 1; id <= MBSC_CIPHER_COUNT; id++)
-        if (!selected_any || opt.only[id])
+        if (!any || opt.only[id])
             ctx.ciphers[ctx.n_ciphers++] = mbsc_cipher_by_id(id);
-    ctx.baselines = !selected_any || opt.only[MBSC_CIPHER_CHACHA20];
-    bench_results_init(&ctx.results);
-    bench_results_init(&ctx.gateway);
-    if (opt.gateway_csv != NULL)
-        load_gateway_figures(&ctx, opt.gateway_csv);
+    ctx.baselines = !any || opt.only[MBSC_CIPHER_CHACHA20];
 
-    bench_machine_probe(&machine);
     bench_clock_init();
     start = bench_now_ns();
     bench_pin(ctx.pin_desc, sizeof ctx.pin_desc);
@@ -159,31 +202,16 @@ int main(int argc, char **argv)
     run_group(&ctx, "Noise handshakes", bench_handshake);
     run_group(&ctx, "Modbus round trips over loopback", bench_rtt);
 
-    bench_report(&ctx, &machine, stdout, 0);
-    fflush(stdout);
-    if (md != NULL) {
-        fprintf(md, "# mbsc-bench results\n\n");
-        bench_report(&ctx, &machine, md, 1);
-        close_output(md, opt.markdown);
-    }
-    if (csv != NULL) {
-        if (bench_csv_write(&ctx.results, csv) != 0)
-            bench_fail("error writing %s", opt.csv);
-        close_output(csv, opt.csv);
-    }
-    rc = 0;
-    if (opt.plot != NULL) {
-        int plotted = bench_plot(&ctx, &machine, opt.plot);
+    fputs(BENCH_CSV_HEADER "\n", csv);
+    bench_describe(&ctx, csv);
+    for (size_t i = 0; i < ctx.n_rows; i++) {
+        const struct bench_row *row = &ctx.rows[i];
 
-        if (plotted < 0)
-            rc = 1;
-        else if (plotted == 0)
-            fprintf(stderr, "%s: plot written to %s%s\n", BENCH_PROG, opt.plot,
-                    opt.gateway_csv != NULL ? " (gateway bars from --gateway-csv)" : "");
+        bench_csv_num(csv, row->cipher, row->metric, row->size_bytes, row->value, row->unit);
     }
+    if (csv == stdout ? fflush(csv) != 0 || ferror(csv) : (ferror(csv) || fclose(csv) != 0))
+        bench_fail("error writing %s", opt.csv != NULL ? opt.csv : "the CSV");
     fprintf(stderr, "%s: done in %.1f s\n", BENCH_PROG, (double)(bench_now_ns() - start) / 1e9);
-    bench_cycles_close(&ctx.cycles);
-    bench_results_free(&ctx.results);
-    bench_results_free(&ctx.gateway);
-    return rc;
+    free(ctx.rows);
+    return 0;
 }

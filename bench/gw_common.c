@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * gw_common.c - what every part of mbsc-gateway-bench uses (gw_bench.h):
+ * the key files, giving up, the clock, child processes, one request and
+ * the timed rounds, and connecting and starting gateways.  Below gw_main.c
+ * and the measuring files, so that none of them calls back into another.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw_bench.h"
+#include "mbsc/modbus.h"
+
+char gw_dir[64];
+mbsc_keypair gw_server_kp, gw_masters_kp[GW_MAX_MASTERS];
+
+void gw_die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, GW_PROG ": ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+const char *gw_file(const char *name)
+{
+    static char paths[8][128];
+    static int next;
+    char *p = paths[next++ % 8];
+
+    snprintf(p, 128, "%s/%s", gw_dir, name);
+    return p;
+}
+
+double gw_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+pid_t gw_exec(const char *const *argv, const char *log)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int fd = log != NULL ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1, n = 0;
+        char *v[12];
+
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        /* exec wants writable strings: copies, in the child only. */
+        while (argv[n] != NULL && n < 11) {
+            v[n] = strdup(argv[n]);
+            n++;
+        }
+        v[n] = NULL;
+        execvp(v[0], v);
+        _exit(127);
+    }
+    return pid;
+}
+
+int gw_wait_for(int (*ready)(const void *), const void *arg, pid_t pid)
+{
+    double end = gw_now_us() + 10e6;
+    int st;
+
+    while (!ready(arg)) {
+        if (gw_now_us() > end || (pid > 0 && waitpid(pid, &st, WNOHANG) == pid))
+            return 0;
+        poll(NULL, 0, 10);
+    }
+    return 1;
+}
+
+void gw_read10(struct gw_path *p)
+{
+    uint16_t v[10];
+
+    if (p->tls != NULL) {
+#ifdef MBSC_BENCH_TLS
+        char why[256];
+
+        if (gw_tls_read10(p->tls, why, sizeof why) != 0)
+            gw_die("%s: %s", p->name, why);
+#endif
+        return;
+    }
+    if (modbus_read_registers(p->ctx, 0, 10, v) != 10)
+        gw_die("%s: %s", p->name, modbus_strerror(errno));
+}
+
+void gw_warm(struct gw_path *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < 100; r++)
+            gw_read10(&p[i]);
+}
+
+void gw_time(struct gw_path *p, int n, int count)
+{
+    for (int i = 0; i < n; i++)
+        if ((p[i].t = calloc((size_t)count, sizeof *p[i].t)) == NULL)
+            gw_die("out of memory");
+    /* Every round times every path in turn: a busy moment falls on all of them. */
+    for (int r = 0; r < GW_ROUNDS; r++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < count / GW_ROUNDS; j++) {
+                double t0 = gw_now_us();
+
+                gw_read10(&p[i]);
+                p[i].t[p[i].n++] = gw_now_us() - t0;
+            }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+void gw_rtt_csv(struct gw_path *p, FILE *csv)
+{
+    size_t n = (size_t)p->n, r50 = (n + 1) / 2, r99 = (size_t)(0.99 * (double)n + 0.999999);
+
+    qsort(p->t, n, sizeof *p->t, cmp_double);
+    bench_csv_num(csv, p->name, "rtt_us_p50", 0, n ? p->t[r50 - 1] : 0, "us");
+    bench_csv_num(csv, p->name, "rtt_us_p99", 0, n ? p->t[(r99 > n ? n : r99) - 1] : 0, "us");
+}
+
+modbus_t *gw_plain(const char *hostport)
+{
+    char host[64], port[8];
+    modbus_t *ctx;
+
+    if (mbsc_parse_hostport(hostport, host, sizeof host, port, sizeof port) != MBSC_OK)
+        gw_die("bad address %s", hostport);
+    ctx = modbus_new_tcp(host, atoi(port));
+    if (ctx == NULL || modbus_connect(ctx) != 0)
+        gw_die("plain connect to %s failed", hostport);
+    modbus_set_response_timeout(ctx, 5, 0);
+    return ctx;
+}
+
+modbus_t *gw_secure(const char *hostport, const mbsc_keypair *kp, const char *cipher)
+{
+    mbsc_config *cfg = mbsc_config_new(MBSC_ROLE_MASTER);
+    char why[256];
+    int err = 0;
+    modbus_t *ctx;
+
+    if (cfg == NULL || mbsc_config_set_keypair(cfg, kp) != MBSC_OK ||
+        mbsc_config_set_peer_public_key(cfg, gw_server_kp.public_key) != MBSC_OK ||
+        (cipher != NULL && mbsc_config_set_ciphers(cfg, cipher) != MBSC_OK))
+        gw_die("master config");
+    ctx = mbsc_modbus_connect(hostport, cfg, 10000, &err, why, sizeof why);
+    mbsc_config_free(cfg);
+    if (ctx == NULL)
+        gw_die("%s", why);
+    modbus_set_response_timeout(ctx, 5, 0);
+    return ctx;
+}
+
+void gw_start_server(struct gwp *g, const char *program, int plc_port, const char *const *extra)
+{
+    char up[32];
+    const char *args[32] = {
+        "server",          "--listen",     "127.0.0.1:0",        "--upstream",  up,       "--key",
+        gw_file("gw.key"), "--authorized", gw_file("allow.txt"), "--log-level", "warning"};
+    int n = 11;
+
+    /* Warnings only: a gateway that logs each of 1000 masters would fill
+     * the pipe the harness reads its log from, and stall. */
+    snprintf(up, sizeof up, "127.0.0.1:%d", plc_port);
+    while (extra != NULL && *extra != NULL && n < 31)
+        args[n++] = *extra++;
+    gw_program = program;
+    if (!gw_spawn(g, args))
+        gw_die("the server gateway %s did not start (run from the build directory)", program);
+}

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * gw_main.c - mbsc-gateway-bench (make bench-gateway): what a request pays
+ * on its way to a PLC through mbsc-gateway and through the alternatives
+ * (one and two gateways, a TLS master, haproxy and stunnel pairs: the paths
+ * of docs/bench.md), on loopback, one read of 10 holding registers at a
+ * time; then requests/s through one server gateway (gw_load.c) and the
+ * serial line (gw_serial.c).  With --compare PATH another build's
+ * mbsc-gateway gets its own gw1/gw2 paths ("-compared") in the same rounds,
+ * and its own load runs.
+ *
+ * Every path has its own PLC and processes, so that each process's counters
+ * belong to one path.  All paths are timed in the same interleaved rounds
+ * (a busy moment of a shared machine falls on all of them), then each runs
+ * once more under strace, which would slow the timed rounds.  One CSV
+ * (csv.h) on stdout or --csv FILE; progress on stderr.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <sodium.h>
+
+#include "gw_bench.h"
+#include "mbsc/modbus.h"
+#ifdef MBSC_BENCH_TLS
+#include "tls_client.h"
+#endif
+
+#define STRACE_COUNT 300 /* requests of the counted run */
+#define MAX_PATHS    24
+
+static struct gw_path paths[MAX_PATHS];
+static int n_paths;
+
+/* A path with its own PLC; the caller connects it, or calls drop_path with why. */
+static struct gw_path *new_path(const char *name, const char *desc)
+{
+    struct gw_path *p = &paths[n_paths++];
+
+    if (n_paths > MAX_PATHS)
+        gw_die("too many paths");
+    snprintf(p->name, sizeof p->name, "%s", name);
+    snprintf(p->desc, sizeof p->desc, "%s", desc);
+    if (plc_start(&p->plc, 0) != 0)
+        gw_die("PLC");
+    return p;
+}
+
+static void add_proc(struct gw_path *p, const char *name, pid_t pid)
+{
+    p->proc[p->n_proc] = (struct gw_proc){.pid = pid, .syscalls = -1};
+    snprintf(p->proc[p->n_proc++].name, sizeof p->proc[0].name, "%s", name);
+}
+
+static void close_path(struct gw_path *p)
+{
+    int st;
+
+    if (p->ctx != NULL && p->is_mbsc) {
+        mbsc_modbus_close(p->ctx);
+    } else if (p->ctx != NULL) {
+        modbus_close(p->ctx);
+        modbus_free(p->ctx);
+    }
+#ifdef MBSC_BENCH_TLS
+    if (p->tls != NULL)
+        tls_client_free(p->tls);
+#endif
+    for (int i = p->n_gw - 1; i >= 0; i--)
+        (void)gw_finish(&p->gw[i], SIGTERM);
+    for (int i = p->n_proc - p->n_relay; i < p->n_proc; i++)
+        if (kill(p->proc[i].pid, SIGTERM) == 0)
+            waitpid(p->proc[i].pid, &st, 0);
+    plc_free(&p->plc);
+    free(p->t);
+}
+
+/* The last path could not be made: its row says why instead. */
+static void drop_path(FILE *csv, const char *why)
+{
+    bench_csv_text(csv, paths[n_paths - 1].name, "missing", why);
+    close_path(&paths[--n_paths]);
+}
+
+static void mbsc_paths(const char *program, const char *tag, const char *cipher)
+{
+    char name[40], up[MBSC_ADDRSTRLEN];
+    const char *one[] = {"--ciphers", cipher, NULL};
+    const char *client[] = {"client",
+                            "--listen",
+                            "127.0.0.1:0",
+                            "--upstream",
+                            up,
+                            "--key",
+                            gw_file("client.key"),
+                            "--peer",
+                            gw_file("gw.pub"),
+                            "--cipher",
+                            cipher,
+                            "--log-level",
+                            "warning",
+                            NULL};
+    struct gw_path *p;
+
+    snprintf(name, sizeof name, "gw1-%s%s", cipher, tag);
+    p = new_path(name, "mbsc master -> server gw -> PLC");
+    gw_start_server(&p->gw[p->n_gw++], program, p->plc.port, one);
+    add_proc(p, "server-gw", p->gw[0].pid);
+    p->ctx = gw_secure(p->gw[0].addr, &gw_masters_kp[0], cipher);
+    p->is_mbsc = 1;
+
+    snprintf(name, sizeof name, "gw2-%s%s", cipher, tag);
+    p = new_path(name, "plain -> client gw -> server gw -> PLC");
+    gw_start_server(&p->gw[p->n_gw++], program, p->plc.port, one);
+    snprintf(up, sizeof up, "%s", p->gw[0].addr);
+    gw_program = program;
+    if (!gw_spawn(&p->gw[p->n_gw++], client))
+        gw_die("the client gateway %s did not start", program);
+    add_proc(p, "client-gw", p->gw[1].pid); /* client side first, as on the path */
+    add_proc(p, "server-gw", p->gw[0].pid);
+    p->ctx = gw_plain(p->gw[1].addr);
+}
+
+/* The TLS master and the stunnel pairs; a missing one says why in the CSV. */
+static void tls_paths(const char *srcdir, FILE *csv)
+{
+#ifdef MBSC_BENCH_TLS
+    static const char *const suites[][2] = {
+        {"stunnel-chacha20poly1305", "TLS_CHACHA20_POLY1305_SHA256"},
+        {"stunnel-aes128gcm", "TLS_AES_128_GCM_SHA256"}};
+    static struct tls_client master;
+    char why[512], certs[128], cert[200], key[200], ca[200], addr[64];
+    const char *extra[] = {
+        "--listen-tls", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--tls-ca", ca, NULL};
+    struct gw_path *p;
+
+    snprintf(certs, sizeof certs, "%s", gw_file("tls"));
+    if (mkdir(certs, 0700) != 0 || gw_tls_certs(srcdir, certs, why, sizeof why) != 0) {
+        bench_csv_text(csv, "tls-master", "missing", why);
+        return;
+    }
+    snprintf(cert, sizeof cert, "%s/gateway.pem", certs);
+    snprintf(key, sizeof key, "%s/gateway.key", certs);
+    snprintf(ca, sizeof ca, "%s/ca.pem", certs);
+    p = new_path("tls-master", "Modbus/TCP Security master -> server gw -> PLC");
+    gw_start_server(&p->gw[p->n_gw++], "tools/mbsc-gateway", p->plc.port, extra);
+    add_proc(p, "server-gw", p->gw[0].pid);
+    if (gw_tls_address(&p->gw[0], addr, sizeof addr) != 0 ||
+        gw_tls_master(&master, certs, addr, why, sizeof why) != 0)
+        gw_die("TLS master: %s", why);
+    p->tls = &master;
+    for (size_t s = 0; s < 2; s++) {
+        p = new_path(suites[s][0], "plain -> stunnel -> TLS 1.3 -> stunnel -> PLC");
+        if (gw_relay_pair(p, certs, suites[s][1], addr, sizeof addr, why, sizeof why) != 0)
+            drop_path(csv, why);
+        else
+            p->ctx = gw_plain(addr);
+    }
+#else
+    (void)srcdir;
+    bench_csv_text(csv, "tls-master", "missing", "built without OpenSSL");
+    bench_csv_text(csv, "stunnel-chacha20poly1305", "missing", "built without OpenSSL");
+#endif
+}
+
+static void write_keys(void)
+{
+    char why[MBSC_WHY_SIZE], b64[MBSC_KEY_BASE64_SIZE];
+    mbsc_keypair gw_client_kp; /* the client gateway's */
+    FILE *f;
+
+    snprintf(gw_dir, sizeof gw_dir, "/tmp/mbsc-gwbench-XXXXXX");
+    if (mkdtemp(gw_dir) == NULL || mbsc_keypair_generate(&gw_server_kp) != MBSC_OK ||
+        mbsc_keypair_generate(&gw_client_kp) != MBSC_OK ||
+        mbsc_private_key_save(gw_file("gw.key"), gw_server_kp.private_key, 0, why, sizeof why) !=
+            MBSC_OK ||
+        mbsc_private_key_save(gw_file("client.key"), gw_client_kp.private_key, 0, why,
+                              sizeof why) != MBSC_OK ||
+        mbsc_public_key_save(gw_file("gw.pub"), gw_server_kp.public_key, 0, why, sizeof why) !=
+            MBSC_OK ||
+        (f = fopen(gw_file("allow.txt"), "w")) == NULL)
+        gw_die("keys");
+    for (int i = 0; i < GW_MAX_MASTERS; i++) {
+        if (mbsc_keypair_generate(&gw_masters_kp[i]) != MBSC_OK)
+            gw_die("keys");
+        (void)mbsc_key_to_base64(b64, gw_masters_kp[i].public_key);
+        fprintf(f, "%s master-%d\n", b64, i);
+    }
+    (void)mbsc_key_to_base64(b64, gw_client_kp.public_key);
+    fprintf(f, "%s client-gateway\n", b64);
+    mbsc_keypair_wipe(&gw_client_kp);
+    if (fclose(f) != 0)
+        gw_die("allow-list");
+}
+
+/* The round trips and counters of every path, then each path under strace. */
+static void path_rows(int count, FILE *csv)
+{
+    int i;
+
+    gw_warm(paths, n_paths);
+    for (i = 0; i < n_paths; i++)
+        gw_counters_start(&paths[i]);
+    fprintf(stderr, GW_PROG ": %d paths, %d round trips each in %d rounds ...\n", n_paths,
+            count / GW_ROUNDS * GW_ROUNDS, GW_ROUNDS);
+    bench_csv_num(csv, "gateway", "requests_per_path", 0, count / GW_ROUNDS * GW_ROUNDS,
+                  "requests");
+    bench_csv_num(csv, "gateway", "rounds", 0, GW_ROUNDS, "rounds");
+    gw_time(paths, n_paths, count);
+    for (i = 0; i < n_paths; i++) {
+        bench_csv_text(csv, paths[i].name, "path", paths[i].desc);
+        gw_rtt_csv(&paths[i], csv);
+        gw_counters_csv(&paths[i], csv);
+    }
+    fprintf(stderr, GW_PROG ": system calls: each path under strace -c -f ...\n");
+    bench_csv_num(csv, "gateway", "strace_requests", 0, STRACE_COUNT, "requests");
+    for (i = 0; i < n_paths; i++) {
+        if (paths[i].n_proc > 0 && gw_strace_run(&paths[i], STRACE_COUNT) != 0) {
+            bench_csv_text(csv, "gateway", "strace", "strace is not installed or cannot attach");
+            break;
+        }
+        for (int k = 0; k < paths[i].n_proc; k++) {
+            char subject[128];
+
+            snprintf(subject, sizeof subject, "%.39s/%.23s", paths[i].name, paths[i].proc[k].name);
+            if (paths[i].proc[k].syscalls >= 0)
+                bench_csv_num(csv, subject, "syscalls_strace", 0,
+                              paths[i].proc[k].syscalls / STRACE_COUNT, "per_request");
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int count = 2000, seconds = 2, serial_only = 0, n_prog = 1;
+    const char *programs[2] = {"tools/mbsc-gateway", NULL}, *srcdir = ".";
+    struct rlimit rl;
+    FILE *csv = stdout;
+    char cmd[200], why[256], addr[64];
+
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (strcmp(argv[i], "--serial") == 0)
+            serial_only = 1;
+        else if (v != NULL && strcmp(argv[i], "--count") == 0 && (count = atoi(v)) >= 100)
+            i++;
+        else if (v != NULL && strcmp(argv[i], "--seconds") == 0 && (seconds = atoi(v)) >= 1)
+            i++;
+        else if (v != NULL && strcmp(argv[i], "--compare") == 0 && v[0] == '/' && n_prog == 1)
+            programs[n_prog++] = argv[++i];
+        else if (v != NULL && strcmp(argv[i], "--srcdir") == 0)
+            srcdir = argv[++i];
+        else if (v != NULL && strcmp(argv[i], "--csv") == 0 && (csv = fopen(v, "w")) != NULL)
+            i++; /* opened before measuring: a wrong path fails at once */
+        else if (v != NULL && strcmp(argv[i], "--csv") == 0)
+            gw_die("cannot write %s: %s", v, strerror(errno));
+        else {
+            fprintf(stderr, "usage: " GW_PROG " [--count N>=100] [--seconds S>=1] "
+                            "[--compare /ABSOLUTE/PATH/mbsc-gateway] [--csv FILE] [--srcdir DIR] "
+                            "[--serial]\n");
+            return 2;
+        }
+    }
+    if (sodium_init() < 0)
+        gw_die("sodium_init");
+    signal(SIGPIPE, SIG_IGN);
+    /* 1000 masters need more than the usual 1024 descriptors, here and in
+     * the gateway, which inherits the limit. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    write_keys();
+    fputs(BENCH_CSV_HEADER "\n", csv);
+    bench_csv_text(csv, "gateway", "program", GW_PROG);
+    if (n_prog == 2)
+        bench_csv_text(csv, "gateway", "compared", programs[1]);
+    if (!serial_only) {
+        struct gw_path *p = new_path("direct", "plain client -> PLC");
+
+        fprintf(stderr, GW_PROG ": starting the paths ...\n");
+        snprintf(addr, sizeof addr, "127.0.0.1:%d", p->plc.port);
+        p->ctx = gw_plain(addr);
+        for (int k = 0; k < n_prog; k++)
+            for (unsigned c = 1; c <= MBSC_CIPHER_COUNT; c++)
+                mbsc_paths(programs[k], k == 0 ? "" : "-compared",
+                           mbsc_cipher_name(mbsc_cipher_by_id(c)));
+        tls_paths(srcdir, csv);
+        p = new_path("haproxy-pair", "plain -> haproxy -> haproxy -> PLC (TCP mode)");
+        if (gw_relay_pair(p, NULL, NULL, addr, sizeof addr, why, sizeof why) != 0)
+            drop_path(csv, why);
+        else
+            p->ctx = gw_plain(addr);
+        path_rows(count, csv);
+        for (int i = 0; i < n_paths; i++)
+            close_path(&paths[i]);
+        fflush(csv);
+        gw_load_rows(programs, n_prog, seconds, csv);
+    }
+    gw_serial_rows(count, csv);
+    if (ferror(csv) || fclose(csv) != 0)
+        gw_die("error writing the CSV");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", gw_dir);
+    (void)!system(cmd); /* a directory left in /tmp: nothing the figures depend on */
+    return 0;
+}
