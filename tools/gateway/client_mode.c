@@ -55,9 +55,9 @@ struct local {
     size_t out_len;
     time_t since;
     uint64_t requests;
-    int closing;   /* marked: freed at the end of the turn */
+    int closing;      /* marked: freed at the end of the turn */
     int send_planned; /* out goes just before the loop sleeps (send_answers) */
-    char why[128]; /* why it is closed (the first reason) */
+    char why[128];    /* why it is closed (the first reason) */
 };
 
 struct gw_client {

@@ -983,7 +983,7 @@ int gw_server_mode(struct gw_options *o, int argc, char **argv)
     gw_control_close(g.control);
     gw_tls_masters_free(g.tls); /* before the TLS files it borrows */
     gw_answers_out_free(&g.answers);
-    mbsc_server_free(g.srv);    /* before the configs it borrows; its CLOSED events forget */
+    mbsc_server_free(g.srv); /* before the configs it borrows; its CLOSED events forget */
     gw_routing_free(g.routing);
     gw_watch_remove(g.srv_watch);
     gw_watch_remove(g.sig_watch);

@@ -135,7 +135,7 @@ static int plain_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
     memcpy(p->out + p->out_len, adu, len);
     p->out_len += len;
     if (u->corked)
-        return MBSC_OK; /* plain_flush_kept sends it */
+        return MBSC_OK;   /* plain_flush_kept sends it */
     (void)plain_flush(u); /* a failure is reported through the down hook */
     if (u->state == GW_UP_READY && p->out_len > 0)
         gw_up_rewatch(u);

@@ -130,9 +130,9 @@ struct gw_upstream {
     int outage_unanswered;   /* the last failure: a connection that ended before its answer */
     mbsc_tcp_connect tc;     /* while the TCP connect is under way */
     int connecting_tcp;
-    int fd; /* the connected socket, or -1 */
-    unsigned corked;  /* gw_upstream_cork() depth */
-    int turn_corked;  /* one of those corks, until the loop is about to sleep */
+    int fd;          /* the connected socket, or -1 */
+    unsigned corked; /* gw_upstream_cork() depth */
+    int turn_corked; /* one of those corks, until the loop is about to sleep */
     struct gw_watch *watch;
     int watch_fd;           /* the descriptor watch watches */
     struct gw_timer *timer; /* connect deadline, or the end of the backoff */
