@@ -2,8 +2,8 @@
 /*
  * bench.h - what every part of mbsc-bench shares.
  *
- * main.c (command line, order of the groups) -> one file per group of
- * measurements (setup.c, stream.c, impls.c, frame.c, handshake.c, rtt.c)
+ * main.c (command line, order of the groups) -> one file per kind of
+ * measurement (setup.c, stream.c, frame.c, handshake.c, rtt.c)
  * -> describe.c (the machine, as text rows) and csv.c (the CSV;
  * bench/report.py makes the tables and the picture).  clock.c, pin.c and
  * stats.c are below them all, so that nothing calls back into main.c.
