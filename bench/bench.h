@@ -5,8 +5,8 @@
  * main.c (command line, order of the groups) -> one file per kind of
  * measurement (setup.c, stream.c, frame.c, handshake.c, rtt.c)
  * -> describe.c (the machine, as text rows) and csv.c (the CSV;
- * bench/report.py makes the tables and the picture).  clock.c, pin.c and
- * stats.c are below them all, so that nothing calls back into main.c.
+ * bench/report.py makes the tables and the picture).  clock.c and stats.c
+ * are below them all, so that nothing calls back into main.c.
  */
 #ifndef MBSC_BENCH_H
 #define MBSC_BENCH_H
@@ -134,7 +134,9 @@ void bench_add_p50_p99(struct bench_ctx *ctx, const char *subject, const char *m
 void bench_samples_free(struct bench_samples *s);
 
 /* clock.c: the clock (CLOCK_MONOTONIC_RAW unless it costs a system call),
- * busy waiting, batch calibration, and the cycle source above. */
+ * busy waiting, batch calibration, the cycle source above, and keeping the
+ * measuring thread on one core (a thread that migrates pays for cold
+ * caches; the round-trip group lifts the pin while its threads run). */
 void bench_clock_init(void);
 const char *bench_clock_name(void);
 uint64_t bench_now_ns(void);
@@ -149,10 +151,6 @@ void bench_cycles_refresh(struct bench_cycles *cy);               /* ESTIMATE: a
 const char *bench_cycles_short(const struct bench_cycles *cy);
 void bench_span_begin(const struct bench_cycles *cy, struct bench_span *sp);
 void bench_span_end(const struct bench_cycles *cy, struct bench_span *sp);
-
-/* pin.c: keep the measuring thread on one core (a thread that migrates
- * pays for cold caches); the round-trip group lifts the pin while its
- * threads run. */
 void bench_pin(char *desc, size_t len);
 void bench_unpin(void);
 void bench_repin(void);
