@@ -29,8 +29,8 @@
 struct gw_proc {
     char name[24]; /* "server-gw", "haproxy-client", ... */
     pid_t pid;
-    double vol, invol; /* context switches when the timed rounds began */
-    double syscalls;   /* strace's count over the counted run, -1 if none */
+    double ctxsw[2]; /* voluntary and involuntary context switches when the timed rounds began */
+    double syscalls; /* strace's count over the counted run, -1 if none */
 };
 
 struct tls_client;

@@ -91,20 +91,10 @@ static void mbsc_paths(const char *program, const char *tag, const char *cipher)
 {
     char name[40], up[MBSC_ADDRSTRLEN];
     const char *one[] = {"--ciphers", cipher, NULL};
-    const char *client[] = {"client",
-                            "--listen",
-                            "127.0.0.1:0",
-                            "--upstream",
-                            up,
-                            "--key",
-                            gw_file("client.key"),
-                            "--peer",
-                            gw_file("gw.pub"),
-                            "--cipher",
-                            cipher,
-                            "--log-level",
-                            "warning",
-                            NULL};
+    const char *key = gw_file("client.key"), *peer = gw_file("gw.pub");
+    const char *client[] = {"client", "--listen",    "127.0.0.1:0", "--upstream", up,
+                            "--key",  key,           "--peer",      peer,         "--cipher",
+                            cipher,   "--log-level", "warning",     NULL};
     struct gw_path *p;
 
     snprintf(name, sizeof name, "gw1-%s%s", cipher, tag);
