@@ -24,19 +24,6 @@
 #define BENCH_SODIUM_AEAD   "libsodium-chacha20poly1305"
 #define BENCH_PLAINTEXT     "plaintext"
 
-/* Message sizes of the throughput group (Modbus-sized up to bulk) and of
- * the latency group (a read request ADU and the largest ADU). */
-#define BENCH_N_STREAM_SIZES 6u
-#define BENCH_STREAM_SIZES                                                                         \
-    {                                                                                              \
-        16, 64, 256, 1024, 8192, 1048576                                                           \
-    }
-#define BENCH_N_FRAME_SIZES 2u
-#define BENCH_FRAME_SIZES                                                                          \
-    {                                                                                              \
-        12, 260                                                                                    \
-    }
-
 /*
  * How much each group measures.  Every group runs in rounds: one round
  * measures every subject once (at every size), so that drift caused by other

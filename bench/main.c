@@ -64,10 +64,8 @@ struct options {
     int only[MBSC_CIPHER_COUNT + 1]; /* by wire id; all zero: every cipher */
 };
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Print "mbsc-bench: <reason>" and return the exit status for it. */
-static int bad(const char *fmt, ...)
+static __attribute__((format(printf, 1, 2))) int bad(const char *fmt, ...)
 {
     va_list ap;
 
