@@ -102,6 +102,11 @@ def stream_rows(f):
     return [c for c in CIPHERS + SODIUM if f.get(c, "throughput", MIB) is not None]
 
 
+def frame_rows(f):
+    """The subjects with per-frame latencies: the ciphers, then libsodium's AEAD."""
+    return [c for c in CIPHERS + SODIUM[1:] if f.get(c, "seal_ns_p50", 12) is not None]
+
+
 def transports(f):
     """(subject, group, median, p99, median - plaintext's) of each round-trip row: plaintext
     (group 0), then each cipher on the sync path (1), then on the pump (2)."""
@@ -175,11 +180,10 @@ def bench_tables(f):
            "code B: %s, all implementations of the cipher." % f.text("machine", "code_size_tool")])
     pair = lambda c, op, z: "-" if f.get(c, op + "_ns_p50", z) is None else "%s / %s" % (
         fmt(f.get(c, op + "_ns_p50", z)), fmt(f.get(c, op + "_ns_p99", z)))
-    frame_rows = ciphers + [SODIUM[1]] * (f.get(SODIUM[1], "seal_ns_p50", 12) is not None)
     table("Per-frame latency in ns, median / p99 (payload = one Modbus ADU)",
           ["cipher", "impl", "seal 12 B", "open 12 B", "seal 260 B", "open 260 B"],
           [[c, impl(f, c)] + [pair(c, op, z) for z in FRAMES for op in ("seal", "open")]
-           for c in frame_rows],
+           for c in ciphers + [s for s in frame_rows(f) if s in SODIUM]],
           ["mbsc_record_seal / mbsc_record_open, one call per sample, clock overhead (%s ns) "
            "subtracted; open verifies a fresh frame each time." % fmt(f.get("machine",
                                                                            "clock_read_ns")),
@@ -393,8 +397,7 @@ def throughput_panel(f):
 
 
 def latency_panel(f):
-    rows = [c for c in CIPHERS if f.get(c, "seal_ns_p50", 12) is not None]
-    rows += [SODIUM[1]] * (f.get(SODIUM[1], "seal_ns_p50", 12) is not None)
+    rows = frame_rows(f)
     ops = [("seal", 12), ("open", 12), ("seal", 260), ("open", 260)]
     data, vals = [], []
     for i, c in enumerate(rows):
@@ -422,15 +425,11 @@ def latency_panel(f):
 
 
 def gnuplot_script(f, png):
-    panels = []
-    if f.get("plaintext", "rtt_us_p50") is not None:
-        panels.append(rtt_panel(f))
-    if f.get("direct", "rtt_us_p50") is not None:
-        panels.append(gateway_panel(f))
-    if stream_rows(f):
-        panels.append(throughput_panel(f))
-    if any(f.get(c, "seal_ns_p50", 12) is not None for c in CIPHERS):
-        panels.append(latency_panel(f))
+    panels = [draw(f) for there, draw in (
+        (f.get("plaintext", "rtt_us_p50") is not None, rtt_panel),
+        (f.get("direct", "rtt_us_p50") is not None, gateway_panel),
+        (stream_rows(f), throughput_panel),
+        (set(CIPHERS) & set(frame_rows(f)), latency_panel)) if there]
     if not panels:
         return None
     rows = (len(panels) + 1) // 2
