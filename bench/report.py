@@ -260,13 +260,9 @@ def gateway_tables(f):
            "pair that does nothing); <= 1 is as cheap as a relay or cheaper."] +
           ["%s: not measured: %s" % (s, f.text(s, "missing")) for s in f.subjects
            if f.get(s, "missing") is not None])
-    rows = []
-    for p in [path[0] for path in paths]:
-        for s in f.subjects:
-            if s.startswith(p + "/"):
-                rows.append([p, s[len(p) + 1:], fmt(f.get(s, "syscalls_strace")),
-                             fmt(f.get(s, "ctxsw_vol_proc_status")),
-                             fmt(f.get(s, "ctxsw_invol_proc_status"))])
+    rows = [[p, s[len(p) + 1:]] + [fmt(f.get(s, m)) for m in (
+        "syscalls_strace", "ctxsw_vol_proc_status", "ctxsw_invol_proc_status")]
+            for p, *_ in paths for s in f.subjects if s.startswith(p + "/")]  # s: path/process
     if rows:
         table("Per forwarded request, each process between the client and the PLC",
               ["path", "process", "system calls (strace -c -f)",
