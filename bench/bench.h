@@ -2,11 +2,11 @@
 /*
  * bench.h - what every part of mbsc-bench shares.
  *
- * main.c (command line, order of the groups) -> one file per group of
- * measurements (setup.c, stream.c, impls.c, frame.c, handshake.c, rtt.c)
+ * main.c (command line, order of the groups) -> one file per kind of
+ * measurement (setup.c, stream.c, frame.c, handshake.c, rtt.c)
  * -> describe.c (the machine, as text rows) and csv.c (the CSV;
- * bench/report.py makes the tables and the picture).  clock.c, pin.c and
- * stats.c are below them all, so that nothing calls back into main.c.
+ * bench/report.py makes the tables and the picture).  clock.c and stats.c
+ * are below them all, so that nothing calls back into main.c.
  */
 #ifndef MBSC_BENCH_H
 #define MBSC_BENCH_H
@@ -23,19 +23,6 @@
 #define BENCH_SODIUM_STREAM "libsodium-chacha20"
 #define BENCH_SODIUM_AEAD   "libsodium-chacha20poly1305"
 #define BENCH_PLAINTEXT     "plaintext"
-
-/* Message sizes of the throughput group (Modbus-sized up to bulk) and of
- * the latency group (a read request ADU and the largest ADU). */
-#define BENCH_N_STREAM_SIZES 6u
-#define BENCH_STREAM_SIZES                                                                         \
-    {                                                                                              \
-        16, 64, 256, 1024, 8192, 1048576                                                           \
-    }
-#define BENCH_N_FRAME_SIZES 2u
-#define BENCH_FRAME_SIZES                                                                          \
-    {                                                                                              \
-        12, 260                                                                                    \
-    }
 
 /*
  * How much each group measures.  Every group runs in rounds: one round
@@ -134,7 +121,9 @@ void bench_add_p50_p99(struct bench_ctx *ctx, const char *subject, const char *m
 void bench_samples_free(struct bench_samples *s);
 
 /* clock.c: the clock (CLOCK_MONOTONIC_RAW unless it costs a system call),
- * busy waiting, batch calibration, and the cycle source above. */
+ * busy waiting, batch calibration, the cycle source above, and keeping the
+ * measuring thread on one core (a thread that migrates pays for cold
+ * caches; the round-trip group lifts the pin while its threads run). */
 void bench_clock_init(void);
 const char *bench_clock_name(void);
 uint64_t bench_now_ns(void);
@@ -149,10 +138,6 @@ void bench_cycles_refresh(struct bench_cycles *cy);               /* ESTIMATE: a
 const char *bench_cycles_short(const struct bench_cycles *cy);
 void bench_span_begin(const struct bench_cycles *cy, struct bench_span *sp);
 void bench_span_end(const struct bench_cycles *cy, struct bench_span *sp);
-
-/* pin.c: keep the measuring thread on one core (a thread that migrates
- * pays for cold caches); the round-trip group lifts the pin while its
- * threads run. */
 void bench_pin(char *desc, size_t len);
 void bench_unpin(void);
 void bench_repin(void);

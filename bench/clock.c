@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * clock.c - the clock, batch calibration, and where cycles per byte come
- * from (bench.h says in which order).
+ * clock.c - the conditions of every timing: the clock, batch calibration,
+ * the core the measuring thread is pinned to, and where cycles per byte
+ * come from (bench.h says in which order).
  */
-#define _GNU_SOURCE /* syscall() for perf_event_open, which glibc does not wrap */
+#define _GNU_SOURCE /* syscall() for perf_event_open; sched_setaffinity, CPU_SET */
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +103,47 @@ unsigned bench_calibrate_reps(bench_batch_fn fn, void *arg, uint64_t target_ns)
 }
 
 #ifdef __linux__
+static cpu_set_t original, pinned_set;
+static int pinned;
+
+void bench_pin(char *desc, size_t len)
+{
+    /* size_t: glibc's CPU_* macros take size_t, and -Wconversion objects to an int. */
+    size_t cpu = 0, allowed = 0;
+
+    if (sched_getaffinity(0, sizeof original, &original) != 0) {
+        snprintf(desc, len, "not pinned (sched_getaffinity: %s)", strerror(errno));
+        return;
+    }
+    /* The highest-numbered allowed CPU: CPU 0 usually takes more of the
+     * interrupts and housekeeping work. */
+    for (size_t i = 0; i < (size_t)CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &original))
+            cpu = i, allowed++;
+    CPU_ZERO(&pinned_set);
+    CPU_SET(cpu, &pinned_set);
+    if (allowed == 0)
+        snprintf(desc, len, "not pinned (no CPU in the affinity mask)");
+    else if (sched_setaffinity(0, sizeof pinned_set, &pinned_set) != 0)
+        snprintf(desc, len, "not pinned (sched_setaffinity: %s)", strerror(errno));
+    else
+        snprintf(desc, len, "pinned to CPU %zu of %zu allowed (sched_setaffinity)", cpu, allowed);
+    pinned = allowed != 0 && strncmp(desc, "pinned", 6) == 0;
+}
+
+/* Threads created meanwhile inherit the original set. */
+void bench_unpin(void)
+{
+    if (pinned)
+        (void)sched_setaffinity(0, sizeof original, &original);
+}
+
+void bench_repin(void)
+{
+    if (pinned)
+        (void)sched_setaffinity(0, sizeof pinned_set, &pinned_set);
+}
+
 /* A per-thread counter of user-space core cycles, or -1 with why set. */
 static int perf_open(char *why, size_t why_len)
 {
@@ -132,22 +175,27 @@ static int perf_open(char *why, size_t why_len)
     }
     return fd;
 }
+#else
+void bench_pin(char *desc, size_t len)
+{
+    snprintf(desc, len, "not pinned (no sched_setaffinity on this system)");
+}
+
+void bench_unpin(void)
+{
+}
+
+void bench_repin(void)
+{
+}
 #endif
 
-/* Additions, each waiting for the previous one: the empty asm tells the
- * compiler x may have changed, so it can neither merge nor reorder them;
- * one a cycle on every core this targets.  Unrolled, so that the loop's
- * own instructions fit beside them on a narrow core. */
-#define ADD1(x, y)                                                                                 \
-    do {                                                                                           \
-        x += y;                                                                                    \
-        __asm__ volatile("" : "+r"(x));                                                            \
-    } while (0)
-#define ADD4(x, y)                                                                                 \
-    ADD1(x, y);                                                                                    \
-    ADD1(x, y);                                                                                    \
-    ADD1(x, y);                                                                                    \
-    ADD1(x, y)
+/* Additions, each waiting for the previous one: the empty asm takes x + y
+ * and tells the compiler x is now unknown, so it can neither merge nor
+ * reorder them; one a cycle on every core this targets.  Unrolled, so that
+ * the loop's own instructions fit beside them on a narrow core. */
+#define ADD1          __asm__ volatile("" : "=r"(x) : "0"(x + y));
+#define ADD4          ADD1 ADD1 ADD1 ADD1
 #define ADDS_PER_ITER 16u
 static uint64_t add_chain(uint64_t iters, uint64_t x)
 {
@@ -155,10 +203,7 @@ static uint64_t add_chain(uint64_t iters, uint64_t x)
 
     __asm__ volatile("" : "+r"(y)); /* y is not a known constant */
     for (uint64_t i = 0; i < iters; i++) {
-        ADD4(x, y);
-        ADD4(x, y);
-        ADD4(x, y);
-        ADD4(x, y);
+        ADD4 ADD4 ADD4 ADD4
     }
     return x;
 }

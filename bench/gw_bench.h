@@ -29,8 +29,8 @@
 struct gw_proc {
     char name[24]; /* "server-gw", "haproxy-client", ... */
     pid_t pid;
-    double vol, invol; /* context switches when the timed rounds began */
-    double syscalls;   /* strace's count over the counted run, -1 if none */
+    double ctxsw[2]; /* voluntary and involuntary context switches when the timed rounds began */
+    double syscalls; /* strace's count over the counted run, -1 if none */
 };
 
 struct tls_client;
@@ -56,6 +56,9 @@ extern mbsc_keypair gw_server_kp, gw_masters_kp[GW_MAX_MASTERS];
 
 const char *gw_file(const char *name); /* gw_dir/name, in one of a few static buffers */
 void gw_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* A process of p, named for the tables by name up to its first '.' (a relay's
+ * configuration file carries the suite, as two stunnel pairs run at once). */
+void gw_add_proc(struct gw_path *p, const char *name, pid_t pid);
 double gw_now_us(void);
 /* Run argv, gone with the bench, its output to log (NULL: inherited); its pid or -1. */
 pid_t gw_exec(const char *const *argv, const char *log);

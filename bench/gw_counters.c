@@ -55,28 +55,29 @@ static double tasks_sum(pid_t pid, const char *key, double *min)
     return sum;
 }
 
+/* The kernel's counters and the metric each becomes (struct gw_proc's ctxsw). */
+static const char *const ctxsw[2][2] = {{"voluntary_ctxt_switches:", "ctxsw_vol_proc_status"},
+                                        {"nonvoluntary_ctxt_switches:", "ctxsw_invol_proc_status"}};
+
 void gw_counters_start(struct gw_path *p)
 {
-    for (int i = 0; i < p->n_proc; i++) {
-        p->proc[i].vol = tasks_sum(p->proc[i].pid, "voluntary_ctxt_switches:", NULL);
-        p->proc[i].invol = tasks_sum(p->proc[i].pid, "nonvoluntary_ctxt_switches:", NULL);
-    }
+    for (int i = 0; i < p->n_proc; i++)
+        for (int k = 0; k < 2; k++)
+            p->proc[i].ctxsw[k] = tasks_sum(p->proc[i].pid, ctxsw[k][0], NULL);
 }
 
 void gw_counters_csv(const struct gw_path *p, FILE *csv)
 {
     for (int i = 0; i < p->n_proc; i++) {
         const struct gw_proc *q = &p->proc[i];
-        double n = p->n > 0 ? p->n : 1;
         char subject[128];
 
         snprintf(subject, sizeof subject, "%.39s/%.23s", p->name, q->name);
-        bench_csv_num(csv, subject, "ctxsw_vol_proc_status", 0,
-                      (tasks_sum(q->pid, "voluntary_ctxt_switches:", NULL) - q->vol) / n,
-                      "per_request");
-        bench_csv_num(csv, subject, "ctxsw_invol_proc_status", 0,
-                      (tasks_sum(q->pid, "nonvoluntary_ctxt_switches:", NULL) - q->invol) / n,
-                      "per_request");
+        for (int k = 0; k < 2; k++)
+            bench_csv_num(csv, subject, ctxsw[k][1], 0,
+                          (tasks_sum(q->pid, ctxsw[k][0], NULL) - q->ctxsw[k]) /
+                              (p->n > 0 ? p->n : 1),
+                          "per_request");
     }
 }
 

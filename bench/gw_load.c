@@ -112,12 +112,8 @@ void gw_load_rows(const char *const *programs, int n_prog, int seconds, FILE *cs
             }
         for (int k = 0; k < n_prog; k++) {
             const char *subject = k == 0 ? "gw1-load" : "gw1-load-compared";
-            double *v = rps[k], median = v[0] < v[1] ? (v[1] < v[2]   ? v[1]
-                                                        : v[0] < v[2] ? v[2]
-                                                                      : v[0])
-                                                     : (v[0] < v[2]   ? v[0]
-                                                        : v[1] < v[2] ? v[2]
-                                                                      : v[1]);
+            double *v = rps[k], lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
+            double median = v[2] < lo ? lo : v[2] > hi ? hi : v[2]; /* of the three */
 
             bench_csv_num(csv, subject, rows[r].metric, 0, median, "requests/s");
             snprintf(metric, sizeof metric, "%s_failed", rows[r].metric);

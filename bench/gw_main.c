@@ -51,12 +51,6 @@ static struct gw_path *new_path(const char *name, const char *desc)
     return p;
 }
 
-static void add_proc(struct gw_path *p, const char *name, pid_t pid)
-{
-    p->proc[p->n_proc] = (struct gw_proc){.pid = pid, .syscalls = -1};
-    snprintf(p->proc[p->n_proc++].name, sizeof p->proc[0].name, "%s", name);
-}
-
 static void close_path(struct gw_path *p)
 {
     int st;
@@ -91,26 +85,16 @@ static void mbsc_paths(const char *program, const char *tag, const char *cipher)
 {
     char name[40], up[MBSC_ADDRSTRLEN];
     const char *one[] = {"--ciphers", cipher, NULL};
-    const char *client[] = {"client",
-                            "--listen",
-                            "127.0.0.1:0",
-                            "--upstream",
-                            up,
-                            "--key",
-                            gw_file("client.key"),
-                            "--peer",
-                            gw_file("gw.pub"),
-                            "--cipher",
-                            cipher,
-                            "--log-level",
-                            "warning",
-                            NULL};
+    const char *key = gw_file("client.key"), *peer = gw_file("gw.pub");
+    const char *client[] = {"client", "--listen",    "127.0.0.1:0", "--upstream", up,
+                            "--key",  key,           "--peer",      peer,         "--cipher",
+                            cipher,   "--log-level", "warning",     NULL};
     struct gw_path *p;
 
     snprintf(name, sizeof name, "gw1-%s%s", cipher, tag);
     p = new_path(name, "mbsc master -> server gw -> PLC");
     gw_start_server(&p->gw[p->n_gw++], program, p->plc.port, one);
-    add_proc(p, "server-gw", p->gw[0].pid);
+    gw_add_proc(p, "server-gw", p->gw[0].pid);
     p->ctx = gw_secure(p->gw[0].addr, &gw_masters_kp[0], cipher);
     p->is_mbsc = 1;
 
@@ -121,8 +105,8 @@ static void mbsc_paths(const char *program, const char *tag, const char *cipher)
     gw_program = program;
     if (!gw_spawn(&p->gw[p->n_gw++], client))
         gw_die("the client gateway %s did not start", program);
-    add_proc(p, "client-gw", p->gw[1].pid); /* client side first, as on the path */
-    add_proc(p, "server-gw", p->gw[0].pid);
+    gw_add_proc(p, "client-gw", p->gw[1].pid); /* client side first, as on the path */
+    gw_add_proc(p, "server-gw", p->gw[0].pid);
     p->ctx = gw_plain(p->gw[1].addr);
 }
 
@@ -149,7 +133,7 @@ static void tls_paths(const char *srcdir, FILE *csv)
     snprintf(ca, sizeof ca, "%s/ca.pem", certs);
     p = new_path("tls-master", "Modbus/TCP Security master -> server gw -> PLC");
     gw_start_server(&p->gw[p->n_gw++], "tools/mbsc-gateway", p->plc.port, extra);
-    add_proc(p, "server-gw", p->gw[0].pid);
+    gw_add_proc(p, "server-gw", p->gw[0].pid);
     if (gw_tls_address(&p->gw[0], addr, sizeof addr) != 0 ||
         gw_tls_master(&master, certs, addr, why, sizeof why) != 0)
         gw_die("TLS master: %s", why);

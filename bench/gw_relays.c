@@ -65,11 +65,7 @@ static int start_side(struct gw_path *p, const char *name, const char *conf, int
         return snprintf(why, why_len, "cannot write %s", path), -1;
     if ((pid = gw_exec(argv, log)) < 0)
         return snprintf(why, why_len, "fork failed"), -1;
-    p->proc[p->n_proc] = (struct gw_proc){.pid = pid, .syscalls = -1};
-    /* The file names carry the suite (two stunnel pairs run at once); the tables do not. */
-    snprintf(p->proc[p->n_proc].name, sizeof p->proc[0].name, "%.*s", (int)strcspn(name, "."),
-             name);
-    p->n_proc++;
+    gw_add_proc(p, name, pid);
     p->n_relay++;
     if (!gw_wait_for(listening, &port, pid))
         return snprintf(why, why_len, "%s did not start (its output: %s)", argv[0], log), -1;

@@ -36,15 +36,10 @@ static const char usage[] =
     "Usage: mbsc-bench [--quick] [--csv FILE] [--cpu-mhz N] [--only CIPHER,...]\n"
     "                  [--help] [--version]\n"
     "\n"
-    "Measure mbsc's four stream ciphers and its secure channel on this machine:\n"
-    "key setup, keystream throughput and cycles per byte (16 B to 1 MiB), per-frame\n"
-    "seal/open latency (12 and 260-byte Modbus ADUs), memory footprint, the Noise\n"
-    "handshake, and Modbus/TCP round trips over loopback (plain and through mbsc),\n"
-    "with libsodium's ChaCha20 and ChaCha20-Poly1305 as baselines.  Every figure\n"
-    "and the description of the machine go out as one long CSV\n"
-    "(cipher,metric,size_bytes,value,unit); bench/report.py makes the tables and\n"
-    "the picture from it.  Progress goes to stderr.  A default run takes about\n"
-    "2 minutes.\n"
+    "Measure mbsc's ciphers and secure channel on this machine (docs/bench.md says\n"
+    "what and how) into one long CSV (cipher,metric,size_bytes,value,unit), from\n"
+    "which bench/report.py makes the tables and the picture.  Progress goes to\n"
+    "stderr.  A default run takes about 2 minutes.\n"
     "\n"
     "  --quick            fewer repetitions, same rows (under 15 s)\n"
     "  --csv FILE         the CSV to FILE instead of stdout\n"
@@ -61,13 +56,11 @@ struct options {
     int quick;
     const char *csv;                 /* NULL: stdout */
     double cpu_mhz;                  /* 0: not given */
-    int only[MBSC_CIPHER_COUNT + 1]; /* by wire id; all zero: every cipher */
+    int only[MBSC_CIPHER_COUNT + 1]; /* by wire id; [0] 0: every cipher (no --only) */
 };
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Print "mbsc-bench: <reason>" and return the exit status for it. */
-static int bad(const char *fmt, ...)
+static __attribute__((format(printf, 1, 2))) int bad(const char *fmt, ...)
 {
     va_list ap;
 
@@ -96,6 +89,7 @@ static int parse_only(const char *list, int only[MBSC_CIPHER_COUNT + 1])
         if (only[mbsc_cipher_id(c)]++)
             return bad("--only: cipher '%s' given twice", tok);
     }
+    only[0] = 1;
     return 0;
 }
 
@@ -163,7 +157,7 @@ int main(int argc, char **argv)
     struct options opt;
     FILE *csv = stdout;
     uint64_t start;
-    int rc = parse_options(argc, argv, &opt), any = 0;
+    int rc = parse_options(argc, argv, &opt);
 
     if (rc != 0)
         return rc == 1 ? 0 : 2;
@@ -179,11 +173,9 @@ int main(int argc, char **argv)
     }
     ctx.plan = opt.quick ? quick_plan : default_plan;
     for (unsigned id = 1; id <= MBSC_CIPHER_COUNT; id++)
-        any |= opt.only[id];
-    for (unsigned id = 1; id <= MBSC_CIPHER_COUNT; id++)
-        if (!any || opt.only[id])
+        if (!opt.only[0] || opt.only[id])
             ctx.ciphers[ctx.n_ciphers++] = mbsc_cipher_by_id(id);
-    ctx.baselines = !any || opt.only[MBSC_CIPHER_CHACHA20];
+    ctx.baselines = !opt.only[0] || opt.only[MBSC_CIPHER_CHACHA20];
 
     bench_clock_init();
     start = bench_now_ns();

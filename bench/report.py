@@ -80,8 +80,7 @@ def size_label(z):
 def table(title, cols, rows, notes=()):
     """A text table: figures right-aligned, words (the first column, and any
     column with a cell that is no figure) left-aligned."""
-    w = [max(len(str(c)) for c in col) for col in zip(cols, *rows)] if rows else map(len, cols)
-    w = list(w)
+    w = [max(len(str(c)) for c in col) for col in zip(cols, *rows)]
     figure = lambda c: str(c)[:1] in "0123456789+-" and " " not in str(c).strip(" /0123456789.")
     left = [i == 0 or any(not figure(r[i]) for r in rows) for i in range(len(cols))]
     line = lambda cells: "  ".join(
@@ -101,6 +100,23 @@ def impl(f, name):
 
 def stream_rows(f):
     return [c for c in CIPHERS + SODIUM if f.get(c, "throughput", MIB) is not None]
+
+
+def frame_rows(f):
+    """The subjects with per-frame latencies: the ciphers, then libsodium's AEAD."""
+    return [c for c in CIPHERS + SODIUM[1:] if f.get(c, "seal_ns_p50", 12) is not None]
+
+
+def transports(f):
+    """(subject, group, median, p99, median - plaintext's) of each round-trip row: plaintext
+    (group 0), then each cipher on the sync path (1), then on the pump (2)."""
+    plain = f.get("plaintext", "rtt_us_p50")
+    for s, group in [("plaintext", 0)] + [(c, 1) for c in CIPHERS] + [
+            (c + "-pump", 2) for c in CIPHERS]:
+        p50 = f.get(s, "rtt_us_p50")
+        if p50 is not None or s == "plaintext":
+            yield s, group, p50, f.get(s, "rtt_us_p99"), (
+                None if group == 0 or plain is None else p50 - plain)
 
 
 def bench_tables(f):
@@ -164,25 +180,21 @@ def bench_tables(f):
            "code B: %s, all implementations of the cipher." % f.text("machine", "code_size_tool")])
     pair = lambda c, op, z: "-" if f.get(c, op + "_ns_p50", z) is None else "%s / %s" % (
         fmt(f.get(c, op + "_ns_p50", z)), fmt(f.get(c, op + "_ns_p99", z)))
-    frame_rows = ciphers + [SODIUM[1]] * (f.get(SODIUM[1], "seal_ns_p50", 12) is not None)
     table("Per-frame latency in ns, median / p99 (payload = one Modbus ADU)",
           ["cipher", "impl", "seal 12 B", "open 12 B", "seal 260 B", "open 260 B"],
           [[c, impl(f, c)] + [pair(c, op, z) for z in FRAMES for op in ("seal", "open")]
-           for c in frame_rows],
+           for c in ciphers + [s for s in frame_rows(f) if s in SODIUM]],
           ["mbsc_record_seal / mbsc_record_open, one call per sample, clock overhead (%s ns) "
            "subtracted; open verifies a fresh frame each time." % fmt(f.get("machine",
                                                                            "clock_read_ns")),
            "%s: crypto_aead_chacha20poly1305_ietf_encrypt / _decrypt, fresh nonce per message."
            % SODIUM[1]])
     rows = []
-    for c in ciphers:
-        for z in FRAMES:
-            r = [c, impl(f, c), z]
-            for m, base in (("seal", "seal"), ("seal_ahead", "seal"), ("open", "open"),
-                            ("open_ahead", "open")):
-                v = f.get(c, m + "_ns_p50", z)
-                r += [fmt(v), ratio(v, f.get(SODIUM[1], base + "_ns_p50", z))]
-            rows.append(r)
+    for c, z in [(c, z) for c in ciphers for z in FRAMES]:
+        rows.append([c, impl(f, c), z])
+        for m in ("seal", "seal_ahead", "open", "open_ahead"):  # against AEAD's seal or open
+            v = f.get(c, m + "_ns_p50", z)
+            rows[-1] += [fmt(v), ratio(v, f.get(SODIUM[1], m[:4] + "_ns_p50", z))]
     table("Seal and open against libsodium AEAD, median ns: with the keystream generated in the "
           "call, and the critical path with it refilled ahead",
           ["cipher", "impl", "payload B", "seal", "vs AEAD", "seal ahead", "vs AEAD", "open",
@@ -211,16 +223,9 @@ def bench_tables(f):
            "faster); seal ratio: ns over libsodium AEAD encrypt (< 1 is faster).",
            "code B: .text of the implementation's own object; vector implementations also use "
            "the portable file's driver or key setup.  cycles/B: %s." % cy])
-    plain = f.get("plaintext", "rtt_us_p50")
-    rows = []
-    for s in ["plaintext"] + ciphers + [c + "-pump" for c in ciphers]:
-        if s != "plaintext" and f.get(s, "rtt_us_p50") is None:
-            continue
-        p50 = f.get(s, "rtt_us_p50")
-        rows.append(["plaintext libmodbus" if s == "plaintext" else s,
-                     fmt(f.get(s, "handshake_us")), fmt(p50), fmt(f.get(s, "rtt_us_p99")),
-                     "-" if s == "plaintext" or p50 is None or plain is None
-                     else "%+.1f" % (p50 - plain), fmt(f.get(s, "slave_cpu_us"))])
+    rows = [["plaintext libmodbus" if s == "plaintext" else s, fmt(f.get(s, "handshake_us")),
+             fmt(p50), fmt(p99), "-" if added is None else "%+.1f" % added,
+             fmt(f.get(s, "slave_cpu_us"))] for s, _, p50, p99, added in transports(f)]
     table("Connection: Noise handshake in memory, and Modbus round trip over loopback (read 10 "
           "holding registers)", ["transport", "handshake (us)", "RTT p50 (us)", "RTT p99 (us)",
                                  "p50 - plaintext (us)", "slave CPU/request (us)"], rows,
@@ -230,21 +235,20 @@ def bench_tables(f):
 
 
 def gateway_paths(f):
-    return [s for s in f.subjects if f.get(s, "path") is not None]
+    """(path, median, p99, median added to direct's or None, that over the haproxy pair's)."""
+    direct = f.get("direct", "rtt_us_p50")
+    paths = [s for s in f.subjects if f.get(s, "path") is not None]
+    added = {p: None if direct is None or p == "direct" else f.get(p, "rtt_us_p50") - direct
+             for p in paths}
+    return [(p, f.get(p, "rtt_us_p50"), f.get(p, "rtt_us_p99"), added[p],
+             "-" if added[p] is None else ratio(added[p], added.get("haproxy-pair")))
+            for p in paths]
 
 
 def gateway_tables(f):
     paths = gateway_paths(f)
-    direct = f.get("direct", "rtt_us_p50")
-    hap = f.get("haproxy-pair", "rtt_us_p50")
-    hap_added = hap - direct if hap is not None and direct is not None else None
-    rows = []
-    for p in paths:
-        p50 = f.get(p, "rtt_us_p50")
-        added = p50 - direct if direct is not None and p != "direct" else None
-        rows.append([p, f.text(p, "path"), fmt(p50), fmt(f.get(p, "rtt_us_p99")),
-                     "-" if added is None else "%+.1f" % added,
-                     "-" if added is None else ratio(added, hap_added)])
+    rows = [[p, f.text(p, "path"), fmt(p50), fmt(p99), "-" if added is None else "%+.1f" % added,
+             hap_ratio] for p, p50, p99, added, hap_ratio in paths]
     compared = f.text("gateway", "compared", "")
     table("mbsc-gateway-bench: round trip of one read of 10 holding registers over loopback, "
           "%s requests per path in %s interleaved rounds%s" % (
@@ -256,13 +260,9 @@ def gateway_tables(f):
            "pair that does nothing); <= 1 is as cheap as a relay or cheaper."] +
           ["%s: not measured: %s" % (s, f.text(s, "missing")) for s in f.subjects
            if f.get(s, "missing") is not None])
-    rows = []
-    for p in paths:
-        for s in f.subjects:
-            if s.startswith(p + "/"):
-                rows.append([p, s[len(p) + 1:], fmt(f.get(s, "syscalls_strace")),
-                             fmt(f.get(s, "ctxsw_vol_proc_status")),
-                             fmt(f.get(s, "ctxsw_invol_proc_status"))])
+    rows = [[p, s[len(p) + 1:]] + [fmt(f.get(s, m)) for m in (
+        "syscalls_strace", "ctxsw_vol_proc_status", "ctxsw_invol_proc_status")]
+            for p, *_ in paths for s in f.subjects if s.startswith(p + "/")]  # s: path/process
     if rows:
         table("Per forwarded request, each process between the client and the PLC",
               ["path", "process", "system calls (strace -c -f)",
@@ -324,7 +324,7 @@ def block(name, lines):
     return ["$%s << EOD" % name] + lines + ["EOD"]
 
 
-def bars_panel(name, title, ylabel, bars, group_keys):
+def bars_panel(name, title, bars, group_keys, ylabel="microseconds per request (lower is better)"):
     """Median bars with a line up to p99 and a label above each: bars are
     (xtic, median, p99, label, group); group k has key group_keys[k] and
     colour COLOURS[k]."""
@@ -347,39 +347,26 @@ COLOURS = ["#999999", "#3182bd", "#9ecae1", "#e6550d", "#fdae6b", "#31a354", "#7
 
 
 def rtt_panel(f):
-    plain = f.get("plaintext", "rtt_us_p50")
-    bars = []
-    for s, group in [("plaintext", 0)] + [(c, 1) for c in CIPHERS] + [
-            (c + "-pump", 2) for c in CIPHERS]:
-        p50 = f.get(s, "rtt_us_p50")
-        if p50 is None:
-            continue
-        c = s.replace("-pump", "")
-        tic = "plaintext\\nlibmodbus" if s == "plaintext" else "%s\\n%s\\n%s" % (
-            c, "pump" if group == 2 else "sync", impl(f, c))
-        bars.append((tic, p50, f.get(s, "rtt_us_p99"),
-                     "baseline" if s == "plaintext" else "%+.1f us" % (p50 - plain), group))
+    bars = [("plaintext\\nlibmodbus" if group == 0 else "%s\\n%s\\n%s" % (
+        s.replace("-pump", ""), "pump" if group == 2 else "sync", impl(f, s.replace("-pump", ""))),
+             p50, p99, "baseline" if group == 0 else "%+.1f us" % added, group)
+            for s, group, p50, p99, added in transports(f) if p50 is not None]
     return bars_panel("rtt", "Modbus round trip, read 10 registers, loopback (bar: median, "
-                      "line: p99; above: added to plaintext)",
-                      "microseconds per request (lower is better)", bars,
+                      "line: p99; above: added to plaintext)", bars,
                       ["plaintext Modbus/TCP", "mbsc library, synchronous path",
                        "mbsc library, pump thread"])
 
 
 def gateway_panel(f):
-    direct = f.get("direct", "rtt_us_p50")
-    hap = f.get("haproxy-pair", "rtt_us_p50")
     bars = []
-    for p in gateway_paths(f):
-        p50 = f.get(p, "rtt_us_p50")
+    for p, p50, p99, added, hap_ratio in gateway_paths(f):
         group = (0 if p == "direct" else 1 if p.startswith("gw1") else 2 if p.startswith("gw2")
                  else 3 if p.startswith("haproxy") else 4 if p.startswith("stunnel") else 5)
-        label = "direct" if p == "direct" else "%+.0f" % (p50 - direct)
-        if p != "direct" and hap is not None and hap > direct:
-            label += "\\n%.2fx" % ((p50 - direct) / (hap - direct))
-        bars.append((p.replace("-", "\\n"), p50, f.get(p, "rtt_us_p99"), label, group))
+        label = "direct" if p == "direct" else "%+.0f" % added + (
+            "" if hap_ratio == "-" else "\\n" + hap_ratio)
+        bars.append((p.replace("-", "\\n"), p50, p99, label, group))
     return bars_panel("gw", "Gateways and relays (bar: median, line: p99; above: us added "
-                      "to direct, and x the haproxy pair's)", "microseconds per request (lower is better)", bars,
+                      "to direct, and x the haproxy pair's)", bars,
                       ["direct", "one mbsc-gateway", "two mbsc-gateways", "haproxy pair",
                        "stunnel pair", "TLS master, one gateway"])
 
@@ -406,8 +393,7 @@ def throughput_panel(f):
 
 
 def latency_panel(f):
-    rows = [c for c in CIPHERS if f.get(c, "seal_ns_p50", 12) is not None]
-    rows += [SODIUM[1]] * (f.get(SODIUM[1], "seal_ns_p50", 12) is not None)
+    rows = frame_rows(f)
     ops = [("seal", 12), ("open", 12), ("seal", 260), ("open", 260)]
     data, vals = [], []
     for i, c in enumerate(rows):
@@ -435,15 +421,11 @@ def latency_panel(f):
 
 
 def gnuplot_script(f, png):
-    panels = []
-    if f.get("plaintext", "rtt_us_p50") is not None:
-        panels.append(rtt_panel(f))
-    if f.get("direct", "rtt_us_p50") is not None:
-        panels.append(gateway_panel(f))
-    if stream_rows(f):
-        panels.append(throughput_panel(f))
-    if any(f.get(c, "seal_ns_p50", 12) is not None for c in CIPHERS):
-        panels.append(latency_panel(f))
+    panels = [draw(f) for there, draw in (
+        (f.get("plaintext", "rtt_us_p50") is not None, rtt_panel),
+        (f.get("direct", "rtt_us_p50") is not None, gateway_panel),
+        (stream_rows(f), throughput_panel),
+        (set(CIPHERS) & set(frame_rows(f)), latency_panel)) if there]
     if not panels:
         return None
     rows = (len(panels) + 1) // 2

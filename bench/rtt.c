@@ -273,14 +273,10 @@ void bench_rtt(struct bench_ctx *ctx)
                  path_why);
     else
         snprintf(ctx->rtt_note, sizeof ctx->rtt_note, "mbsc round trips skipped: %s", why);
-    for (size_t j = 0; j < n; j++) {
-        if (tr[j].secure) {
-            mbsc_modbus_close(tr[j].ctx);
-        } else {
-            modbus_close(tr[j].ctx);
-            modbus_free(tr[j].ctx);
-        }
-    }
+    modbus_close(tr[0].ctx); /* the plaintext one; the others are mbsc's */
+    modbus_free(tr[0].ctx);
+    for (size_t j = 1; j < n; j++)
+        mbsc_modbus_close(tr[j].ctx);
     servers_stop(&sv);
     bench_repin();
 }

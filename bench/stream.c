@@ -27,7 +27,9 @@
 #define FRAME_BYTES  260u
 #define MAX_SUBJECTS (MBSC_CIPHER_COUNT * 8 + 2)
 
-static const size_t sizes[BENCH_N_STREAM_SIZES] = BENCH_STREAM_SIZES;
+/* Message sizes: Modbus-sized up to bulk (bench/report.py lists the same). */
+static const size_t sizes[] = {16, 64, 256, 1024, 8192, 1048576};
+#define N_SIZES (sizeof sizes / sizeof sizes[0])
 
 static const struct {
     const char *cipher, *impl;
@@ -43,8 +45,8 @@ struct subject {
     const char *impl; /* forced in bench_impls; NULL: the library's choice */
     mbsc_stream st;
     struct mbsc_record_dir tx; /* bench_impls: the frames it seals */
-    unsigned reps[BENCH_N_STREAM_SIZES];
-    struct bench_samples nspb[BENCH_N_STREAM_SIZES], cpb[BENCH_N_STREAM_SIZES], seal;
+    unsigned reps[N_SIZES];
+    struct bench_samples nspb[N_SIZES], cpb[N_SIZES], seal;
 };
 
 struct batch {
@@ -163,7 +165,7 @@ void bench_stream(struct bench_ctx *ctx)
 
     for (size_t j = 0; j < n; j++) {
         restart(&subjects[j], key, iv, k);
-        for (size_t z = 0; z < BENCH_N_STREAM_SIZES; z++) {
+        for (size_t z = 0; z < N_SIZES; z++) {
             struct batch b = {&subjects[j], buf, sizes[z], key, iv, 0};
             subjects[j].reps[z] = bench_calibrate_reps(run_batch, &b, ctx->plan.stream_sample_ns);
         }
@@ -173,7 +175,7 @@ void bench_stream(struct bench_ctx *ctx)
         bench_cycles_refresh(&ctx->cycles);
         for (size_t j = 0; j < n; j++)
             restart(&subjects[j], key, iv, k);
-        for (size_t z = 0; z < BENCH_N_STREAM_SIZES; z++)
+        for (size_t z = 0; z < N_SIZES; z++)
             for (size_t q = 0; q < n; q++) {
                 /* Rotate who goes first; round 0 warms up. */
                 struct batch b = {&subjects[(q + rnd) % n], buf, sizes[z], key, iv, 0};
@@ -181,7 +183,7 @@ void bench_stream(struct bench_ctx *ctx)
             }
     }
     for (size_t j = 0; j < n; j++) {
-        for (size_t z = 0; z < BENCH_N_STREAM_SIZES; z++)
+        for (size_t z = 0; z < N_SIZES; z++)
             add_speed(ctx, &subjects[j], z, sizes[z], "throughput", "cpb");
         mbsc_stream_wipe(&subjects[j].st);
     }
