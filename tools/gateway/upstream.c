@@ -80,8 +80,6 @@ void gw_upstream_free(struct gw_upstream *u)
         return;
     drop_connection(u);
     gw_timer_free(u->timer);
-    if (u->turn_corked)
-        gw_loop_forget_before_sleep(u->loop, u);
     free(u);
 }
 
@@ -411,29 +409,10 @@ static void on_timer(void *data)
     }
 }
 
-static void uncork_before_sleep(void *data)
-{
-    struct gw_upstream *u = data;
-
-    u->turn_corked = 0;
-    gw_upstream_uncork(u);
-}
-
 int gw_upstream_send(struct gw_upstream *u, const uint8_t *adu, size_t len)
 {
     if (u->state != GW_UP_READY)
         return MBSC_ERR_STATE;
-    /*
-     * What this turn sends leaves as the last thing before the loop sleeps:
-     * in one segment, and with the PLC (or the server gateway) woken when
-     * this process is about to give up its CPU.  Woken earlier, on the same
-     * CPU, it would wait for the rest of the turn.
-     */
-    if (!u->turn_corked && u->kind->flush != NULL &&
-        gw_loop_before_sleep(u->loop, uncork_before_sleep, u) == 0) {
-        u->turn_corked = 1;
-        gw_upstream_cork(u);
-    }
     return u->kind->send(u, adu, len);
 }
 

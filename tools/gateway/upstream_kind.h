@@ -132,7 +132,6 @@ struct gw_upstream {
     int connecting_tcp;
     int fd;          /* the connected socket, or -1 */
     unsigned corked; /* gw_upstream_cork() depth */
-    int turn_corked; /* one of those corks, until the loop is about to sleep */
     struct gw_watch *watch;
     int watch_fd;           /* the descriptor watch watches */
     struct gw_timer *timer; /* connect deadline, or the end of the backoff */
