@@ -434,8 +434,8 @@ int gw_loop_run(struct gw_loop *l)
             w->fn(w->data, happened);
             /*
              * More to do in this turn: what was kept back goes now, so that
-             * the PLC works while this process goes on (what the sleep would
-             * hand the CPU over for is still far).
+             * the masters it answers do not wait for the rest of a long turn
+             * (the sleep that would hand them the CPU is still far).
              */
             if (i + 1 < n)
                 run_last(l);
