@@ -310,21 +310,27 @@ static void fire_timers(struct gw_loop *l)
 
 /* ---- deferred work ---- */
 
+/* Append fn(data) to a growing list of tasks; -1 when out of memory. */
+static int task_push(struct task **list, size_t *n, size_t *cap, gw_task_fn fn, void *data)
+{
+    if (*n == *cap) {
+        size_t grown = *cap != 0 ? 2 * *cap : 16;
+        struct task *t = realloc(*list, grown * sizeof *t);
+
+        if (t == NULL)
+            return -1;
+        *list = t;
+        *cap = grown;
+    }
+    (*list)[*n].fn = fn;
+    (*list)[*n].data = data;
+    (*n)++;
+    return 0;
+}
+
 int gw_loop_defer(struct gw_loop *l, gw_task_fn fn, void *data)
 {
-    if (l->n_tasks == l->cap_tasks) {
-        size_t cap = l->cap_tasks != 0 ? 2 * l->cap_tasks : 16;
-        struct task *n = realloc(l->tasks, cap * sizeof *n);
-
-        if (n == NULL)
-            return -1;
-        l->tasks = n;
-        l->cap_tasks = cap;
-    }
-    l->tasks[l->n_tasks].fn = fn;
-    l->tasks[l->n_tasks].data = data;
-    l->n_tasks++;
-    return 0;
+    return task_push(&l->tasks, &l->n_tasks, &l->cap_tasks, fn, data);
 }
 
 /* Tasks may defer more: they run in the same drain, in order. */
@@ -342,19 +348,7 @@ static void run_tasks(struct gw_loop *l)
 
 int gw_loop_before_sleep(struct gw_loop *l, gw_task_fn fn, void *data)
 {
-    if (l->n_last == l->cap_last) {
-        size_t cap = l->cap_last != 0 ? 2 * l->cap_last : 8;
-        struct task *n = realloc(l->last, cap * sizeof *n);
-
-        if (n == NULL)
-            return -1;
-        l->last = n;
-        l->cap_last = cap;
-    }
-    l->last[l->n_last].fn = fn;
-    l->last[l->n_last].data = data;
-    l->n_last++;
-    return 0;
+    return task_push(&l->last, &l->n_last, &l->cap_last, fn, data);
 }
 
 void gw_loop_forget_before_sleep(struct gw_loop *l, const void *data)
