@@ -3,9 +3,8 @@
  * bench.h - what every part of mbsc-bench shares.
  *
  * main.c (command line, order of the groups) -> one file per kind of
- * measurement (setup.c, stream.c, frame.c, handshake.c, rtt.c)
- * -> describe.c (the machine, as text rows) and csv.c (the CSV;
- * bench/report.py makes the tables and the picture).  clock.c and stats.c
+ * measurement (setup.c, stream.c, frame.c, handshake.c, rtt.c) ->
+ * describe.c (the machine, as text rows).  clock.c, rows.c and common.c
  * are below them all, so that nothing calls back into main.c.
  */
 #ifndef MBSC_BENCH_H
@@ -15,9 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common.h"
 #include "mbsc.h" /* the public API; groups add internal headers they need */
-
-#define BENCH_PROG "mbsc-bench"
 
 /* Result names of the rows that are not one of mbsc's four ciphers. */
 #define BENCH_SODIUM_STREAM "libsodium-chacha20"
@@ -75,15 +73,7 @@ struct bench_span {
     double cycles;
 };
 
-/* Samples of one figure.  Medians and percentiles rather than means: on a
- * shared machine a few samples are hit by preemption, and they must not
- * move the figure.  All zero is an empty set. */
-struct bench_samples {
-    double *v;
-    size_t n, cap;
-};
-
-/* One figure of the run: a row of the long CSV (csv.h). */
+/* One figure of the run: a row of the CSV (common.h). */
 struct bench_row {
     char cipher[32];
     char metric[24];
@@ -105,20 +95,12 @@ struct bench_ctx {
     size_t n_rows, cap_rows;
 };
 
-/* stats.c: give up with "mbsc-bench: <reason>" and exit 1, collect
- * samples, and record figures. */
-void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void bench_samples_add(struct bench_samples *s, double x);
-/* The p-th percentile by the nearest-rank rule (a value really observed). */
-double bench_percentile(struct bench_samples *s, double p);
-double bench_median(struct bench_samples *s);
-/* A row; a later row with the same key replaces the earlier one. */
+/* rows.c: a row; a later row with the same key replaces the earlier one. */
 void bench_add(struct bench_ctx *ctx, const char *subject, const char *metric, size_t size,
                double value, const char *unit);
 /* METRIC_p50 and METRIC_p99 of s as two rows; frees s. */
 void bench_add_p50_p99(struct bench_ctx *ctx, const char *subject, const char *metric, size_t size,
                        struct bench_samples *s, const char *unit);
-void bench_samples_free(struct bench_samples *s);
 
 /* clock.c: the clock (CLOCK_MONOTONIC_RAW unless it costs a system call),
  * busy waiting, batch calibration, the cycle source above, and keeping the

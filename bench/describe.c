@@ -21,7 +21,6 @@
 #include "bench.h"
 #include "build_info.h"
 #include "code_sizes.h"
-#include "csv.h"
 
 /* ARM Ltd (implementer 0x41) cores found on single-board computers. */
 static const struct {
@@ -107,7 +106,7 @@ void bench_describe(const struct bench_ctx *ctx, FILE *f)
     char line[256];
     struct utsname u;
 
-    bench_csv_text(f, "run", "program", BENCH_PROG " " PACKAGE_VERSION);
+    bench_csv_text(f, "run", "program", "mbsc-bench " PACKAGE_VERSION);
     bench_csv_text(f, "run", "plan", p->name);
     snprintf(line, sizeof line,
              "throughput %u, setup %u, frames %u x %u, handshakes %u, round trips %u x %u",

@@ -76,7 +76,7 @@ void gw_counters_csv(const struct gw_path *p, FILE *csv)
         for (int k = 0; k < 2; k++)
             bench_csv_num(csv, subject, ctxsw[k][1], 0,
                           (tasks_sum(q->pid, ctxsw[k][0], NULL) - q->ctxsw[k]) /
-                              (p->n > 0 ? p->n : 1),
+                              (double)(p->t.n > 0 ? p->t.n : 1),
                           "per_request");
     }
 }

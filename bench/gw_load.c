@@ -50,7 +50,7 @@ static double one_run(const char *addr, int m, int seconds, unsigned long *faile
     double t0;
 
     if (p == NULL || th == NULL)
-        gw_die("out of memory");
+        bench_fail("out of memory");
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, STACK);
     pthread_barrier_init(&start, NULL, (unsigned)m + 1);
@@ -58,7 +58,7 @@ static double one_run(const char *addr, int m, int seconds, unsigned long *faile
         p[i].ctx = gw_secure(addr, &gw_masters_kp[i], NULL);
         p[i].start = &start;
         if (pthread_create(&th[i], &attr, poll_main, &p[i]) != 0)
-            gw_die("pthread_create (master %d)", i);
+            bench_fail("pthread_create (master %d)", i);
     }
     t0 = gw_now_us();
     for (int i = 0; i < m; i++)
@@ -90,7 +90,7 @@ void gw_load_rows(const char *const *programs, int n_prog, int seconds, FILE *cs
 
     memset(&plc, 0, sizeof plc);
     if (plc_start(&plc, 0) != 0)
-        gw_die("PLC");
+        bench_fail("PLC");
     bench_csv_num(csv, "gw1-load", "seconds_per_run", 0, seconds, "s");
     bench_csv_num(csv, "gw1-load", "runs", 0, RUNS, "runs");
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
@@ -100,7 +100,7 @@ void gw_load_rows(const char *const *programs, int n_prog, int seconds, FILE *cs
         unsigned long failed[2] = {0, 0};
         char metric[48];
 
-        fprintf(stderr, GW_PROG ": requests/s, %d masters, --max-in-flight %s ...\n",
+        fprintf(stderr, "%s: requests/s, %d masters, --max-in-flight %s ...\n", bench_prog,
                 rows[r].masters, rows[r].in_flight);
         for (int run = 0; run < RUNS; run++)
             for (int k = 0; k < n_prog; k++) {

@@ -66,14 +66,14 @@ static void line_up(struct rtu_line *l, const char *name, int baud)
     snprintf(a, sizeof a, "pty,raw,echo=0,link=%s", l->ends[0]);
     snprintf(b, sizeof b, "pty,raw,echo=0,link=%s", l->ends[1]);
     if ((l->socat = gw_exec(argv, NULL)) < 0 || !gw_wait_for(both_ends, l, l->socat))
-        gw_die("socat made no pty pair");
+        bench_fail("socat made no pty pair");
     l->map = modbus_mapping_new(0, 0, 100, 0);
     /* A pty has no parity: 8N1 on both ends. */
     l->dev = modbus_new_rtu(l->ends[1], baud, 'N', 8, 1);
     if (l->map == NULL || l->dev == NULL || modbus_set_slave(l->dev, 1) != 0 ||
         modbus_connect(l->dev) != 0 || pipe(l->stop) != 0 ||
         pthread_create(&l->th, NULL, rtu_dev_main, l) != 0)
-        gw_die("the RTU device did not start");
+        bench_fail("the RTU device did not start");
 }
 
 static void line_down(struct rtu_line *l)
@@ -110,14 +110,14 @@ static void rate_rows(int baud, int count, FILE *csv)
     snprintf(route, sizeof route, "1=rtu:%s,%d,8N1", behind.ends[0], baud);
     gw_program = "tools/mbsc-gateway";
     if (!gw_spawn(&srv, args))
-        gw_die("the serial gateway did not start");
+        bench_fail("the serial gateway did not start");
     p[0].ctx = modbus_new_rtu(direct.ends[0], baud, 'N', 8, 1);
     if (p[0].ctx == NULL || modbus_set_slave(p[0].ctx, 1) != 0 || modbus_connect(p[0].ctx) != 0)
-        gw_die("the RTU master did not start");
+        bench_fail("the RTU master did not start");
     modbus_set_response_timeout(p[0].ctx, 5, 0);
     p[1].ctx = gw_secure(srv.addr, &gw_masters_kp[0], NULL);
     if (modbus_set_slave(p[1].ctx, 1) != 0)
-        gw_die("unit 1");
+        bench_fail("unit 1");
     for (int i = 0; i < 2; i++)
         snprintf(p[i].name, sizeof p[i].name, "serial-%d-%s", baud, i == 0 ? "direct" : "gw1");
     gw_warm(p, 2);
@@ -133,7 +133,7 @@ static void rate_rows(int baud, int count, FILE *csv)
     bench_csv_num(csv, name, "t35_us", 0, t35_us, "us");
     for (int i = 0; i < 2; i++) {
         gw_rtt_csv(&p[i], csv);
-        free(p[i].t);
+        bench_samples_free(&p[i].t);
     }
 }
 
@@ -143,7 +143,7 @@ void gw_serial_rows(int count, FILE *csv)
         bench_csv_text(csv, "serial", "missing", "socat is not installed (apt-get install socat)");
         return;
     }
-    fprintf(stderr, GW_PROG ": the serial line rows ...\n");
+    fprintf(stderr, "%s: the serial line rows ...\n", bench_prog);
     bench_csv_num(csv, "serial", "requests_per_path", 0, count / GW_ROUNDS * GW_ROUNDS, "requests");
     rate_rows(19200, count, csv);
     rate_rows(115200, count, csv);
