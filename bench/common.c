@@ -175,3 +175,15 @@ void bench_csv_text(FILE *f, const char *subject, const char *metric, const char
     }
     fputs(",text\n", f);
 }
+
+void bench_csv_p50_p99(FILE *f, const char *subject, const char *metric, size_t size,
+                       struct bench_samples *s, const char *unit)
+{
+    char name[64];
+
+    snprintf(name, sizeof name, "%s_p50", metric);
+    bench_csv_num(f, subject, name, size, bench_median(s), unit);
+    snprintf(name, sizeof name, "%s_p99", metric);
+    bench_csv_num(f, subject, name, size, bench_percentile(s, 99), unit);
+    bench_samples_free(s);
+}

@@ -59,5 +59,8 @@ void bench_csv_close(FILE *f, const char *path);
 void bench_csv_num(FILE *f, const char *subject, const char *metric, size_t size, double value,
                    const char *unit);
 void bench_csv_text(FILE *f, const char *subject, const char *metric, const char *text);
+/* METRIC_p50 and METRIC_p99 of s as two rows; frees s. */
+void bench_csv_p50_p99(FILE *f, const char *subject, const char *metric, size_t size,
+                       struct bench_samples *s, const char *unit);
 
 #endif /* MBSC_BENCH_COMMON_H */

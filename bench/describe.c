@@ -125,7 +125,7 @@ void bench_describe(const struct bench_ctx *ctx, FILE *f)
     bench_csv_text(f, "machine", "host", BENCH_BUILD_HOST);
     bench_csv_text(f, "machine", "libsodium", sodium_version_string());
     bench_csv_text(f, "machine", "libmodbus", bench_rtt_libmodbus_version());
-    bench_csv_text(f, "machine", "clock", bench_clock_name());
+    bench_csv_text(f, "machine", "clock", bench_clock_name);
     bench_csv_num(f, "machine", "clock_read_ns", 0, ctx->timer_overhead_ns, "ns");
     bench_csv_text(f, "machine", "cycles", ctx->cycles.desc);
     bench_csv_text(f, "machine", "cycles_short", bench_cycles_short(&ctx->cycles));

@@ -123,8 +123,7 @@ void gw_time(struct gw_path *p, int n, int count)
 
 void gw_rtt_csv(struct gw_path *p, FILE *csv)
 {
-    bench_csv_num(csv, p->name, "rtt_us_p50", 0, bench_median(&p->t), "us");
-    bench_csv_num(csv, p->name, "rtt_us_p99", 0, bench_percentile(&p->t, 99), "us");
+    bench_csv_p50_p99(csv, p->name, "rtt_us", 0, &p->t, "us");
 }
 
 modbus_t *gw_plain(const char *hostport)

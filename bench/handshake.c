@@ -93,8 +93,8 @@ void bench_handshake(struct bench_ctx *ctx)
     }
 
     for (size_t i = 0; i < n; i++) {
-        bench_add(ctx, mbsc_cipher_name(ctx->ciphers[i]), "handshake_us", 0,
-                  bench_median(&samples[i]), "us");
+        bench_csv_num(ctx->figures, mbsc_cipher_name(ctx->ciphers[i]), "handshake_us", 0,
+                      bench_median(&samples[i]), "us");
         bench_samples_free(&samples[i]);
         mbsc_config_free(mcfg[i]);
     }

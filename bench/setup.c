@@ -32,17 +32,18 @@ void bench_footprint(struct bench_ctx *ctx)
         const char *name = mbsc_cipher_name(ctx->ciphers[i]);
         long code = -1;
 
-        bench_add(ctx, name, "state_bytes", 0, (double)mbsc_cipher_state_bytes(ctx->ciphers[i]),
-                  "bytes");
-        bench_add(ctx, name, "session_bytes", 0, (double)mbsc_session_footprint(), "bytes");
+        bench_csv_num(ctx->figures, name, "state_bytes", 0,
+                      (double)mbsc_cipher_state_bytes(ctx->ciphers[i]), "bytes");
+        bench_csv_num(ctx->figures, name, "session_bytes", 0, (double)mbsc_session_footprint(),
+                      "bytes");
         if (large_bytes > 0)
-            bench_add(ctx, name, "session_bytes_4080", 0, large_bytes, "bytes");
+            bench_csv_num(ctx->figures, name, "session_bytes_4080", 0, large_bytes, "bytes");
         /* All of the cipher's objects: every implementation of it. */
         for (size_t k = 0; code_sizes[k].cipher != NULL; k++)
             if (strcmp(code_sizes[k].cipher, name) == 0)
                 code = (code < 0 ? 0 : code) + code_sizes[k].text_bytes;
         if (code >= 0)
-            bench_add(ctx, name, "code_bytes", 0, (double)code, "bytes");
+            bench_csv_num(ctx->figures, name, "code_bytes", 0, (double)code, "bytes");
     }
 }
 
@@ -88,8 +89,8 @@ void bench_setup(struct bench_ctx *ctx)
     for (size_t i = 0; i < n; i++) {
         if (args[i].failed)
             bench_fail("%s: mbsc_stream_init failed", mbsc_cipher_name(args[i].cipher));
-        bench_add(ctx, mbsc_cipher_name(args[i].cipher), "setup_ns", 0, bench_median(&samples[i]),
-                  "ns");
+        bench_csv_num(ctx->figures, mbsc_cipher_name(args[i].cipher), "setup_ns", 0,
+                      bench_median(&samples[i]), "ns");
         mbsc_stream_wipe(&args[i].st);
         bench_samples_free(&samples[i]);
     }

@@ -76,17 +76,14 @@ static void run_batch(void *p, unsigned reps)
 /* One timed batch, kept as a sample unless it is a warm-up. */
 static void time_batch(struct bench_ctx *ctx, struct batch *b, size_t z, int keep)
 {
-    struct bench_span sp;
-    double bytes = (double)b->size * b->s->reps[z];
+    double bytes = (double)b->size * b->s->reps[z], cycles;
+    uint64_t ns = bench_time_batch(&ctx->cycles, run_batch, b, b->s->reps[z], &cycles);
 
-    bench_span_begin(&ctx->cycles, &sp);
-    run_batch(b, b->s->reps[z]);
-    bench_span_end(&ctx->cycles, &sp);
     if (b->failed)
         bench_fail("%s: encryption failed", b->s->name);
     if (keep) {
-        bench_samples_add(&b->s->nspb[z], (double)sp.ns / bytes);
-        bench_samples_add(&b->s->cpb[z], sp.cycles / bytes);
+        bench_samples_add(&b->s->nspb[z], (double)ns / bytes);
+        bench_samples_add(&b->s->cpb[z], cycles / bytes);
     }
 }
 
@@ -95,8 +92,9 @@ static void add_speed(struct bench_ctx *ctx, struct subject *s, size_t z, size_t
 {
     double nspb = bench_median(&s->nspb[z]);
 
-    bench_add(ctx, s->name, mibps, size, nspb > 0 ? 1e9 / nspb / 1048576.0 : 0.0, "MiB/s");
-    bench_add(ctx, s->name, cpb, size, bench_median(&s->cpb[z]), "cycles/byte");
+    bench_csv_num(ctx->figures, s->name, mibps, size, nspb > 0 ? 1e9 / nspb / 1048576.0 : 0.0,
+                  "MiB/s");
+    bench_csv_num(ctx->figures, s->name, cpb, size, bench_median(&s->cpb[z]), "cycles/byte");
     bench_samples_free(&s->nspb[z]);
     bench_samples_free(&s->cpb[z]);
 }
@@ -251,12 +249,13 @@ void bench_impls(struct bench_ctx *ctx)
         if (s->kind != K_SODIUM_AEAD)
             add_speed(ctx, s, 0, BULK_BYTES, "impl_mibps", "impl_cpb");
         if (s->kind != K_SODIUM_STREAM)
-            bench_add(ctx, s->name, "impl_seal_ns", FRAME_BYTES, bench_median(&s->seal), "ns");
+            bench_csv_num(ctx->figures, s->name, "impl_seal_ns", FRAME_BYTES,
+                          bench_median(&s->seal), "ns");
         for (size_t c = 0; s->kind == K_MBSC && impl_code_sizes[c].cipher != NULL; c++)
             if (strcmp(impl_code_sizes[c].cipher, mbsc_cipher_name(s->cipher)) == 0 &&
                 strcmp(impl_code_sizes[c].impl, s->impl) == 0)
-                bench_add(ctx, s->name, "impl_code_bytes", 0, (double)impl_code_sizes[c].text_bytes,
-                          "bytes");
+                bench_csv_num(ctx->figures, s->name, "impl_code_bytes", 0,
+                              (double)impl_code_sizes[c].text_bytes, "bytes");
         mbsc_stream_wipe(&s->st);
         mbsc_record_wipe(&s->tx);
         bench_samples_free(&s->seal);
