@@ -109,9 +109,7 @@ void bench_stream(struct bench_ctx *ctx);
 void bench_frame(struct bench_ctx *ctx);
 void bench_impls(struct bench_ctx *ctx);
 void bench_handshake(struct bench_ctx *ctx);
-void bench_rtt(struct bench_ctx *ctx);
-/* "3.1.6" when the RTT group is built, else a phrase saying why not. */
-const char *bench_rtt_libmodbus_version(void);
+void bench_rtt(struct bench_ctx *ctx); /* built with libmodbus only */
 
 /* describe.c: the run's description as text rows of the CSV: machine,
  * build, libraries, clocks, pinning, plan, each cipher's implementation. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "bench.h"
 
 /*
@@ -130,7 +131,12 @@ int main(int argc, char **argv)
     run_group(&ctx, "per-frame seal and open", bench_frame);
     run_group(&ctx, "every cipher implementation side by side", bench_impls);
     run_group(&ctx, "Noise handshakes", bench_handshake);
+#ifdef MBSC_HAVE_LIBMODBUS
     run_group(&ctx, "Modbus round trips over loopback", bench_rtt);
+#else
+    snprintf(ctx.rtt_note, sizeof ctx.rtt_note,
+             "round trips skipped: mbsc was built without libmodbus");
+#endif
 
     bench_describe(&ctx, csv);
     rewind(ctx.figures);

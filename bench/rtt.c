@@ -27,11 +27,6 @@
 #define RTT_REGISTERS  10
 #define MAX_TRANSPORTS (1 + 2 * MBSC_CIPHER_COUNT)
 
-const char *bench_rtt_libmodbus_version(void)
-{
-    return LIBMODBUS_VERSION_STRING;
-}
-
 struct servers {
     modbus_t *plain;
     modbus_mapping_t *map;
