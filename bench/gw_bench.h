@@ -28,7 +28,6 @@ struct gw_proc {
     char name[24]; /* "server-gw", "haproxy-client", ... */
     pid_t pid;
     double ctxsw[2]; /* voluntary and involuntary context switches when the timed rounds began */
-    double syscalls; /* strace's count over the counted run, -1 if none */
 };
 
 struct tls_client;
@@ -78,11 +77,11 @@ int gw_relay_pair(struct gw_path *p, const char *certs, const char *suite, char 
                   char *why, size_t why_len);
 
 /* gw_counters.c: the counters of p's processes when the timed rounds begin,
- * and per request at their end; strace -c -f on each process of p over n
- * more requests (0, or -1 if strace cannot run). */
+ * and their rows per request at the end; the system calls rows of strace -c
+ * -f on each process of p over n more requests (0, or -1 if strace cannot run). */
 void gw_counters_start(struct gw_path *p);
 void gw_counters_csv(const struct gw_path *p, FILE *csv);
-int gw_strace_run(struct gw_path *p, int n);
+int gw_strace_csv(struct gw_path *p, int n, FILE *csv);
 
 /* gw_load.c: requests/s through one server gateway with 1, 50 and 1000 masters. */
 void gw_load_rows(const char *const *programs, int n_prog, int seconds, FILE *csv);

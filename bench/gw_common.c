@@ -33,7 +33,7 @@ const char *gw_file(const char *name)
 
 void gw_add_proc(struct gw_path *p, const char *name, pid_t pid)
 {
-    p->proc[p->n_proc] = (struct gw_proc){.pid = pid, .syscalls = -1};
+    p->proc[p->n_proc] = (struct gw_proc){.pid = pid};
     snprintf(p->proc[p->n_proc++].name, sizeof p->proc[0].name, "%.*s", (int)strcspn(name, "."),
              name);
 }

@@ -37,7 +37,7 @@
 static struct gw_path paths[MAX_PATHS];
 static int n_paths;
 
-/* A path with its own PLC; the caller connects it, or calls drop_path with why. */
+/* A path with its own PLC, for the caller to connect. */
 static struct gw_path *new_path(const char *name, const char *desc)
 {
     struct gw_path *p = &paths[n_paths++];
@@ -74,10 +74,18 @@ static void close_path(struct gw_path *p)
     bench_samples_free(&p->t);
 }
 
-/* The last path could not be made: its row says why instead. */
-static void drop_path(FILE *csv, const char *why)
+/* A pair of relays (suite NULL: haproxy, else stunnel) as a path, or a row saying why not. */
+static void relay_path(const char *name, const char *desc, const char *certs, const char *suite,
+                       FILE *csv)
 {
-    bench_csv_text(csv, paths[n_paths - 1].name, "missing", why);
+    char addr[64], why[512];
+    struct gw_path *p = new_path(name, desc);
+
+    if (gw_relay_pair(p, certs, suite, addr, sizeof addr, why, sizeof why) == 0) {
+        p->ctx = gw_plain(addr);
+        return;
+    }
+    bench_csv_text(csv, name, "missing", why);
     close_path(&paths[--n_paths]);
 }
 
@@ -138,13 +146,9 @@ static void tls_paths(const char *srcdir, FILE *csv)
         gw_tls_master(&master, certs, addr, why, sizeof why) != 0)
         bench_fail("TLS master: %s", why);
     p->tls = &master;
-    for (size_t s = 0; s < 2; s++) {
-        p = new_path(suites[s][0], "plain -> stunnel -> TLS 1.3 -> stunnel -> PLC");
-        if (gw_relay_pair(p, certs, suites[s][1], addr, sizeof addr, why, sizeof why) != 0)
-            drop_path(csv, why);
-        else
-            p->ctx = gw_plain(addr);
-    }
+    for (size_t s = 0; s < 2; s++)
+        relay_path(suites[s][0], "plain -> stunnel -> TLS 1.3 -> stunnel -> PLC", certs,
+                   suites[s][1], csv);
 #else
     (void)srcdir;
     bench_csv_text(csv, "tls-master", "missing", "built without OpenSSL");
@@ -203,29 +207,17 @@ static void path_rows(int count, FILE *csv)
     }
     fprintf(stderr, "%s: system calls: each path under strace -c -f ...\n", bench_prog);
     bench_csv_num(csv, "gateway", "strace_requests", 0, STRACE_COUNT, "requests");
-    for (i = 0; i < n_paths; i++) {
-        if (paths[i].n_proc > 0 && gw_strace_run(&paths[i], STRACE_COUNT) != 0) {
+    for (i = 0; i < n_paths; i++)
+        if (gw_strace_csv(&paths[i], STRACE_COUNT, csv) != 0) {
             bench_csv_text(csv, "gateway", "strace", "strace is not installed or cannot attach");
             break;
         }
-        for (int k = 0; k < paths[i].n_proc; k++) {
-            char subject[128];
-
-            snprintf(subject, sizeof subject, "%.39s/%.23s", paths[i].name, paths[i].proc[k].name);
-            if (paths[i].proc[k].syscalls >= 0)
-                bench_csv_num(csv, subject, "syscalls_strace", 0,
-                              paths[i].proc[k].syscalls / STRACE_COUNT, "per_request");
-        }
-    }
 }
 
 static const char usage[] =
-    "Usage: mbsc-gateway-bench [--count N] [--seconds S] [--compare /ABS/PATH/mbsc-gateway]\n"
-    "                          [--csv FILE] [--srcdir DIR] [--serial] [--help] [--version]\n"
-    "\n"
-    "Time requests through mbsc-gateway and its alternatives on loopback into one\n"
-    "long CSV (docs/bench.md): --count round trips per path (at least 100, default\n"
-    "2000), --seconds per load run (default 2), --serial the serial line rows only.\n";
+    "Usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--csv FILE]\n"
+    "         [--compare /ABS/PATH/mbsc-gateway] [--srcdir DIR] [--serial] [--help] [--version]\n"
+    "(docs/bench.md says what each option and figure is)\n";
 
 int main(int argc, char **argv)
 {
@@ -241,7 +233,7 @@ int main(int argc, char **argv)
                                         {NULL, NULL, NULL}};
     struct rlimit rl;
     FILE *csv;
-    char cmd[200], why[256], addr[64];
+    char cmd[200], addr[64];
 
     bench_prog = "mbsc-gateway-bench";
     if ((rc = bench_options(argc, argv, opts, usage)) != 0)
@@ -280,11 +272,8 @@ int main(int argc, char **argv)
                 mbsc_paths(programs[k], k == 0 ? "" : "-compared",
                            mbsc_cipher_name(mbsc_cipher_by_id(c)));
         tls_paths(srcdir, csv);
-        p = new_path("haproxy-pair", "plain -> haproxy -> haproxy -> PLC (TCP mode)");
-        if (gw_relay_pair(p, NULL, NULL, addr, sizeof addr, why, sizeof why) != 0)
-            drop_path(csv, why);
-        else
-            p->ctx = gw_plain(addr);
+        relay_path("haproxy-pair", "plain -> haproxy -> haproxy -> PLC (TCP mode)", NULL, NULL,
+                   csv);
         path_rows(count, csv);
         for (int i = 0; i < n_paths; i++)
             close_path(&paths[i]);
