@@ -61,11 +61,7 @@ pid_t gw_exec(const char *const *argv, const char *log);
 int gw_wait_for(int (*ready)(const void *), const void *arg, pid_t pid);
 /* One read of 10 holding registers on the path, or the end of the bench. */
 void gw_read10(struct gw_path *p);
-/* 100 untimed requests on each path; then count/GW_ROUNDS on each in every
- * round; a path's rtt_us_p50 and rtt_us_p99 rows. */
-void gw_warm(struct gw_path *p, int n);
-void gw_time(struct gw_path *p, int n, int count);
-void gw_rtt_csv(struct gw_path *p, FILE *csv);
+void gw_rtt_csv(struct gw_path *p, FILE *csv); /* rtt_us_p50 and rtt_us_p99 rows */
 modbus_t *gw_plain(const char *hostport);
 modbus_t *gw_secure(const char *hostport, const mbsc_keypair *kp, const char *cipher);
 /* A server gateway in front of plc_port; extra args (NULL-terminated) after the usual ones. */
@@ -81,6 +77,9 @@ int gw_relay_pair(struct gw_path *p, const char *certs, const char *suite, char 
  * -f on each process of p over n more requests (0, or -1 if strace cannot run). */
 void gw_counters_start(struct gw_path *p);
 void gw_counters_csv(const struct gw_path *p, FILE *csv);
+/* 100 untimed requests on each path, its counters started, then
+ * count/GW_ROUNDS on each in every round. */
+void gw_time(struct gw_path *p, int n, int count);
 int gw_strace_csv(struct gw_path *p, int n, FILE *csv);
 
 /* gw_load.c: requests/s through one server gateway with 1, 50 and 1000 masters. */

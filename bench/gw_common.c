@@ -101,26 +101,6 @@ void gw_read10(struct gw_path *p)
         bench_fail("%s: %s", p->name, modbus_strerror(errno));
 }
 
-void gw_warm(struct gw_path *p, int n)
-{
-    for (int i = 0; i < n; i++)
-        for (int r = 0; r < 100; r++)
-            gw_read10(&p[i]);
-}
-
-void gw_time(struct gw_path *p, int n, int count)
-{
-    /* Every round times every path in turn: a busy moment falls on all of them. */
-    for (int r = 0; r < GW_ROUNDS; r++)
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < count / GW_ROUNDS; j++) {
-                double t0 = gw_now_us();
-
-                gw_read10(&p[i]);
-                bench_samples_add(&p[i].t, gw_now_us() - t0);
-            }
-}
-
 void gw_rtt_csv(struct gw_path *p, FILE *csv)
 {
     bench_csv_p50_p99(csv, p->name, "rtt_us", 0, &p->t, "us");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * gw_counters.c - what each process on a path does per forwarded request
- * (gw_bench.h), from two sources named in the CSV's metric:
+ * gw_counters.c - the timed rounds, and what each process on a path does
+ * per forwarded request (gw_bench.h), from two sources named in the CSV's
+ * metric:
  *
  *  - during the timed rounds, the kernel's counters: context switches
  *    (voluntary: it waited; involuntary: it was preempted) summed over the
@@ -131,4 +132,22 @@ int gw_strace_csv(struct gw_path *p, int n, FILE *csv)
         ok |= calls >= 0;
     }
     return ok ? 0 : -1;
+}
+
+void gw_time(struct gw_path *p, int n, int count)
+{
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; r < 100; r++)
+            gw_read10(&p[i]);
+        gw_counters_start(&p[i]);
+    }
+    /* Every round times every path in turn: a busy moment falls on all of them. */
+    for (int r = 0; r < GW_ROUNDS; r++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < count / GW_ROUNDS; j++) {
+                double t0 = gw_now_us();
+
+                gw_read10(&p[i]);
+                bench_samples_add(&p[i].t, gw_now_us() - t0);
+            }
 }

@@ -191,9 +191,6 @@ static void path_rows(int count, FILE *csv)
 {
     int i;
 
-    gw_warm(paths, n_paths);
-    for (i = 0; i < n_paths; i++)
-        gw_counters_start(&paths[i]);
     fprintf(stderr, "%s: %d paths, %d round trips each in %d rounds ...\n", bench_prog, n_paths,
             count / GW_ROUNDS * GW_ROUNDS, GW_ROUNDS);
     bench_csv_num(csv, "gateway", "requests_per_path", 0, count / GW_ROUNDS * GW_ROUNDS,
