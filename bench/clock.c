@@ -136,19 +136,16 @@ void bench_pin_lift(int lift)
 /* A per-thread counter of user-space core cycles, or -1 with why set. */
 static int perf_open(char *why, size_t why_len)
 {
-    struct perf_event_attr attr;
-    uint64_t before = 0, after = 0;
-    int fd;
-
-    memset(&attr, 0, sizeof attr);
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.size = sizeof attr;
-    attr.config = PERF_COUNT_HW_CPU_CYCLES;
     /* User space only: allowed at perf_event_paranoid 2, the Debian
      * default, and the cipher code runs entirely in user space anyway. */
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    struct perf_event_attr attr = {.type = PERF_TYPE_HARDWARE,
+                                   .size = sizeof attr,
+                                   .config = PERF_COUNT_HW_CPU_CYCLES,
+                                   .exclude_kernel = 1,
+                                   .exclude_hv = 1};
+    uint64_t before = 0, after = 0;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+
     if (fd < 0) {
         snprintf(why, why_len, "perf_event_open: %s", strerror(errno));
         return -1;
@@ -280,12 +277,9 @@ void bench_cycles_refresh(struct bench_cycles *cy)
             1000.0 * ADDS_PER_ITER * (double)cy->chain_iters / (double)chain_ns(cy->chain_iters);
         cy->mhz = mhz > cy->mhz ? mhz : cy->mhz;
     }
-    if (cy->refreshes == 0 || cy->mhz < cy->mhz_min)
-        cy->mhz_min = cy->mhz;
-    if (cy->refreshes == 0 || cy->mhz > cy->mhz_max)
-        cy->mhz_max = cy->mhz;
+    cy->mhz_min = cy->refreshes == 0 || cy->mhz < cy->mhz_min ? cy->mhz : cy->mhz_min;
+    cy->mhz_max = cy->refreshes++ == 0 || cy->mhz > cy->mhz_max ? cy->mhz : cy->mhz_max;
     cy->mhz_sum += cy->mhz;
-    cy->refreshes++;
     describe(cy);
 }
 
