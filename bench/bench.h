@@ -3,7 +3,7 @@
  * bench.h - what every part of mbsc-bench shares.
  *
  * main.c (command line, order of the groups) -> one file per kind of
- * measurement (setup.c, stream.c, frame.c, handshake.c, rtt.c) ->
+ * measurement (setup.c, stream.c, frame.c, rtt.c) ->
  * describe.c (the machine, as text rows).  clock.c and common.c are below
  * them all, so that nothing calls back into main.c.
  */

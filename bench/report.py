@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 """report.py - the tables and the picture of make bench and make bench-gateway.
 
-Reads the long CSV the two bench programs write (bench/csv.h), prints the
+Reads the long CSV the two bench programs write (bench/common.h), prints the
 tables, and with --plot writes a gnuplot script beside the PNG and runs
 gnuplot on it when gnuplot is installed.  Python's standard library only:
 the measuring stays in C, the typesetting here.
