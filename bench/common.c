@@ -17,7 +17,7 @@
 
 const char *bench_prog = "bench"; /* main() names its program first thing */
 
-static void say(const char *fmt, va_list ap)
+static __attribute__((format(printf, 1, 0))) void say(const char *fmt, va_list ap)
 {
     fflush(stdout);
     fprintf(stderr, "%s: ", bench_prog);
