@@ -43,7 +43,8 @@ struct gw_path {
     int n_gw, n_relay; /* the last n_relay processes are relays, not gateways */
     struct gw_proc proc[2];
     int n_proc;
-    struct bench_samples t; /* round trips in us */
+    struct bench_samples t; /* round trips in us (gw_rtt_csv frees them) */
+    int n;                  /* round trips timed */
 };
 
 /* gw_common.c: the key files' directory and the keys every path uses. */

@@ -82,7 +82,7 @@ void gw_counters_csv(const struct gw_path *p, FILE *csv)
         for (int k = 0; k < 2; k++)
             bench_csv_num(csv, subject(p, i), ctxsw[k][1], 0,
                           (tasks_sum(p->proc[i].pid, ctxsw[k][0], NULL) - p->proc[i].ctxsw[k]) /
-                              (double)(p->t.n > 0 ? p->t.n : 1),
+                              (p->n > 0 ? p->n : 1),
                           "per_request");
 }
 
@@ -149,5 +149,6 @@ void gw_time(struct gw_path *p, int n, int count)
 
                 gw_read10(&p[i]);
                 bench_samples_add(&p[i].t, gw_now_us() - t0);
+                p[i].n++;
             }
 }
