@@ -2,18 +2,15 @@
 /*
  * gw_main.c - mbsc-gateway-bench (make bench-gateway): what a request pays
  * on its way to a PLC through mbsc-gateway and through the alternatives
- * (one and two gateways, a TLS master, haproxy and stunnel pairs: the paths
- * of docs/bench.md), on loopback, one read of 10 holding registers at a
- * time; then requests/s through one server gateway (gw_load.c) and the
- * serial line (gw_serial.c).  With --compare PATH another build's
+ * (the paths of docs/bench.md), on loopback; then requests/s through one
+ * server gateway and the serial line.  With --compare PATH another build's
  * mbsc-gateway gets its own gw1/gw2 paths ("-compared") in the same rounds,
  * and its own load runs.
  *
  * Every path has its own PLC and processes, so that each process's counters
  * belong to one path.  All paths are timed in the same interleaved rounds
  * (a busy moment of a shared machine falls on all of them), then each runs
- * once more under strace, which would slow the timed rounds.  One CSV
- * (common.h) on stdout or --csv FILE; progress on stderr.
+ * once more under strace, which would slow the timed rounds.
  */
 #include <errno.h>
 #include <signal.h>
