@@ -3,10 +3,9 @@
  * bench.h - what every part of mbsc-bench shares.
  *
  * main.c (command line, order of the groups) -> one file per kind of
- * measurement (setup.c, stream.c, frame.c, handshake.c, rtt.c)
- * -> describe.c (the machine, as text rows) and csv.c (the CSV;
- * bench/report.py makes the tables and the picture).  clock.c and stats.c
- * are below them all, so that nothing calls back into main.c.
+ * measurement (setup.c, stream.c, frame.c, rtt.c) ->
+ * describe.c (the machine, as text rows).  clock.c and common.c are below
+ * them all, so that nothing calls back into main.c.
  */
 #ifndef MBSC_BENCH_H
 #define MBSC_BENCH_H
@@ -15,9 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common.h"
 #include "mbsc.h" /* the public API; groups add internal headers they need */
-
-#define BENCH_PROG "mbsc-bench"
 
 /* Result names of the rows that are not one of mbsc's four ciphers. */
 #define BENCH_SODIUM_STREAM "libsodium-chacha20"
@@ -63,33 +61,9 @@ struct bench_cycles {
     uint64_t chain_iters;             /* ESTIMATE: add-chain length of a ~0.5 ms refresh */
     double mhz_sum, mhz_min, mhz_max; /* ESTIMATE: over all refreshes */
     unsigned refreshes;
-    int user_mhz_ignored; /* --cpu-mhz given, but perf counts real cycles */
-    char why[128];        /* why perf is not used */
-    char cpufreq[96];     /* what cpufreq says, for comparison */
-    char desc[512];       /* one line for the report: source, and why */
-};
-
-/* A measured interval: wall time, and core cycles from the chosen source. */
-struct bench_span {
-    uint64_t t0, c0, ns;
-    double cycles;
-};
-
-/* Samples of one figure.  Medians and percentiles rather than means: on a
- * shared machine a few samples are hit by preemption, and they must not
- * move the figure.  All zero is an empty set. */
-struct bench_samples {
-    double *v;
-    size_t n, cap;
-};
-
-/* One figure of the run: a row of the long CSV (csv.h). */
-struct bench_row {
-    char cipher[32];
-    char metric[24];
-    size_t size_bytes; /* 0: no message size applies */
-    double value;
-    const char *unit; /* a string literal */
+    char why[128];    /* why perf is not used, or that --cpu-mhz is ignored */
+    char cpufreq[96]; /* what cpufreq says, for comparison */
+    char desc[512];   /* one line for the report: source, and why */
 };
 
 struct bench_ctx {
@@ -101,31 +75,17 @@ struct bench_ctx {
     double timer_overhead_ns; /* subtracted from single-operation samples */
     char pin_desc[160];       /* how the measuring thread is pinned */
     char rtt_note[640];       /* why RTT rows are missing, or how they ran */
-    struct bench_row *rows;   /* every figure, in the order measured */
-    size_t n_rows, cap_rows;
+    /* Every figure's CSV row, in the order measured: they follow the run's
+     * description, which is only complete at the end. */
+    FILE *figures;
 };
-
-/* stats.c: give up with "mbsc-bench: <reason>" and exit 1, collect
- * samples, and record figures. */
-void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void bench_samples_add(struct bench_samples *s, double x);
-/* The p-th percentile by the nearest-rank rule (a value really observed). */
-double bench_percentile(struct bench_samples *s, double p);
-double bench_median(struct bench_samples *s);
-/* A row; a later row with the same key replaces the earlier one. */
-void bench_add(struct bench_ctx *ctx, const char *subject, const char *metric, size_t size,
-               double value, const char *unit);
-/* METRIC_p50 and METRIC_p99 of s as two rows; frees s. */
-void bench_add_p50_p99(struct bench_ctx *ctx, const char *subject, const char *metric, size_t size,
-                       struct bench_samples *s, const char *unit);
-void bench_samples_free(struct bench_samples *s);
 
 /* clock.c: the clock (CLOCK_MONOTONIC_RAW unless it costs a system call),
  * busy waiting, batch calibration, the cycle source above, and keeping the
  * measuring thread on one core (a thread that migrates pays for cold
  * caches; the round-trip group lifts the pin while its threads run). */
+extern const char *bench_clock_name;
 void bench_clock_init(void);
-const char *bench_clock_name(void);
 uint64_t bench_now_ns(void);
 double bench_clock_overhead_ns(void); /* median cost of one reading */
 void bench_spin_ns(uint64_t ns);
@@ -136,11 +96,11 @@ unsigned bench_calibrate_reps(bench_batch_fn fn, void *arg, uint64_t target_ns);
 void bench_cycles_init(struct bench_cycles *cy, double user_mhz); /* user_mhz 0: not given */
 void bench_cycles_refresh(struct bench_cycles *cy);               /* ESTIMATE: about 2 ms */
 const char *bench_cycles_short(const struct bench_cycles *cy);
-void bench_span_begin(const struct bench_cycles *cy, struct bench_span *sp);
-void bench_span_end(const struct bench_cycles *cy, struct bench_span *sp);
+/* Nanoseconds and cycles of fn(arg, reps). */
+uint64_t bench_time_batch(const struct bench_cycles *cy, bench_batch_fn fn, void *arg,
+                          unsigned reps, double *cycles);
 void bench_pin(char *desc, size_t len);
-void bench_unpin(void);
-void bench_repin(void);
+void bench_pin_lift(int lift); /* 1: the original CPU set until bench_pin_lift(0) */
 
 /* The measurement groups, in the order main.c runs them. */
 void bench_footprint(struct bench_ctx *ctx);
@@ -149,9 +109,7 @@ void bench_stream(struct bench_ctx *ctx);
 void bench_frame(struct bench_ctx *ctx);
 void bench_impls(struct bench_ctx *ctx);
 void bench_handshake(struct bench_ctx *ctx);
-void bench_rtt(struct bench_ctx *ctx);
-/* "3.1.6" when the RTT group is built, else a phrase saying why not. */
-const char *bench_rtt_libmodbus_version(void);
+void bench_rtt(struct bench_ctx *ctx); /* built with libmodbus only */
 
 /* describe.c: the run's description as text rows of the CSV: machine,
  * build, libraries, clocks, pinning, plan, each cipher's implementation. */

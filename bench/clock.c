@@ -20,7 +20,7 @@
 #include "bench.h"
 
 static clockid_t bench_clock = CLOCK_MONOTONIC;
-static const char *bench_clock_label = "CLOCK_MONOTONIC";
+const char *bench_clock_name = "CLOCK_MONOTONIC";
 
 static uint64_t read_clock(clockid_t id)
 {
@@ -56,14 +56,9 @@ void bench_clock_init(void)
     if (clock_gettime(CLOCK_MONOTONIC_RAW, &ts) == 0 &&
         overhead_of(CLOCK_MONOTONIC_RAW) <= 2.0 * overhead_of(CLOCK_MONOTONIC) + 10.0) {
         bench_clock = CLOCK_MONOTONIC_RAW;
-        bench_clock_label = "CLOCK_MONOTONIC_RAW";
+        bench_clock_name = "CLOCK_MONOTONIC_RAW";
     }
 #endif
-}
-
-const char *bench_clock_name(void)
-{
-    return bench_clock_label;
 }
 
 uint64_t bench_now_ns(void)
@@ -131,35 +126,26 @@ void bench_pin(char *desc, size_t len)
     pinned = allowed != 0 && strncmp(desc, "pinned", 6) == 0;
 }
 
-/* Threads created meanwhile inherit the original set. */
-void bench_unpin(void)
+/* Threads created while lifted inherit the original set. */
+void bench_pin_lift(int lift)
 {
     if (pinned)
-        (void)sched_setaffinity(0, sizeof original, &original);
-}
-
-void bench_repin(void)
-{
-    if (pinned)
-        (void)sched_setaffinity(0, sizeof pinned_set, &pinned_set);
+        (void)sched_setaffinity(0, sizeof original, lift ? &original : &pinned_set);
 }
 
 /* A per-thread counter of user-space core cycles, or -1 with why set. */
 static int perf_open(char *why, size_t why_len)
 {
-    struct perf_event_attr attr;
-    uint64_t before = 0, after = 0;
-    int fd;
-
-    memset(&attr, 0, sizeof attr);
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.size = sizeof attr;
-    attr.config = PERF_COUNT_HW_CPU_CYCLES;
     /* User space only: allowed at perf_event_paranoid 2, the Debian
      * default, and the cipher code runs entirely in user space anyway. */
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    struct perf_event_attr attr = {.type = PERF_TYPE_HARDWARE,
+                                   .size = sizeof attr,
+                                   .config = PERF_COUNT_HW_CPU_CYCLES,
+                                   .exclude_kernel = 1,
+                                   .exclude_hv = 1};
+    uint64_t before = 0, after = 0;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+
     if (fd < 0) {
         snprintf(why, why_len, "perf_event_open: %s", strerror(errno));
         return -1;
@@ -181,12 +167,15 @@ void bench_pin(char *desc, size_t len)
     snprintf(desc, len, "not pinned (no sched_setaffinity on this system)");
 }
 
-void bench_unpin(void)
+void bench_pin_lift(int lift)
 {
+    (void)lift;
 }
 
-void bench_repin(void)
+static int perf_open(char *why, size_t why_len)
 {
+    snprintf(why, why_len, "perf_event_open: not Linux");
+    return -1;
 }
 #endif
 
@@ -237,8 +226,7 @@ static void describe(struct bench_cycles *cy)
 {
     if (cy->source == BENCH_CYCLES_PERF)
         snprintf(cy->desc, sizeof cy->desc,
-                 "perf_event_open (PERF_COUNT_HW_CPU_CYCLES, user space, this thread)%s",
-                 cy->user_mhz_ignored ? "; --cpu-mhz ignored" : "");
+                 "perf_event_open (PERF_COUNT_HW_CPU_CYCLES, user space, this thread)%s", cy->why);
     else if (cy->source == BENCH_CYCLES_USER_MHZ)
         snprintf(cy->desc, sizeof cy->desc, "time x %.0f MHz from --cpu-mhz (%s)", cy->mhz,
                  cy->why);
@@ -253,14 +241,9 @@ static void describe(struct bench_cycles *cy)
 void bench_cycles_init(struct bench_cycles *cy, double user_mhz)
 {
     memset(cy, 0, sizeof *cy);
-    snprintf(cy->why, sizeof cy->why, "perf_event_open: not Linux");
-    cy->perf_fd = -1;
-#ifdef __linux__
-    cy->perf_fd = perf_open(cy->why, sizeof cy->why);
-#endif
-    if (cy->perf_fd >= 0) {
+    if ((cy->perf_fd = perf_open(cy->why, sizeof cy->why)) >= 0) {
         cy->source = BENCH_CYCLES_PERF;
-        cy->user_mhz_ignored = user_mhz > 0;
+        snprintf(cy->why, sizeof cy->why, "%s", user_mhz > 0 ? "; --cpu-mhz ignored" : "");
     } else if (user_mhz > 0) {
         cy->source = BENCH_CYCLES_USER_MHZ;
         cy->mhz = user_mhz;
@@ -294,12 +277,9 @@ void bench_cycles_refresh(struct bench_cycles *cy)
             1000.0 * ADDS_PER_ITER * (double)cy->chain_iters / (double)chain_ns(cy->chain_iters);
         cy->mhz = mhz > cy->mhz ? mhz : cy->mhz;
     }
-    if (cy->refreshes == 0 || cy->mhz < cy->mhz_min)
-        cy->mhz_min = cy->mhz;
-    if (cy->refreshes == 0 || cy->mhz > cy->mhz_max)
-        cy->mhz_max = cy->mhz;
+    cy->mhz_min = cy->refreshes == 0 || cy->mhz < cy->mhz_min ? cy->mhz : cy->mhz_min;
+    cy->mhz_max = cy->refreshes++ == 0 || cy->mhz > cy->mhz_max ? cy->mhz : cy->mhz_max;
     cy->mhz_sum += cy->mhz;
-    cy->refreshes++;
     describe(cy);
 }
 
@@ -319,17 +299,13 @@ static uint64_t read_counter(const struct bench_cycles *cy)
     return c;
 }
 
-void bench_span_begin(const struct bench_cycles *cy, struct bench_span *sp)
+uint64_t bench_time_batch(const struct bench_cycles *cy, bench_batch_fn fn, void *arg,
+                          unsigned reps, double *cycles)
 {
-    sp->c0 = read_counter(cy);
-    sp->t0 = bench_now_ns();
-}
+    uint64_t c0 = read_counter(cy), t0 = bench_now_ns(), ns;
 
-void bench_span_end(const struct bench_cycles *cy, struct bench_span *sp)
-{
-    sp->ns = bench_now_ns() - sp->t0;
-    if (cy->perf_fd >= 0)
-        sp->cycles = (double)(read_counter(cy) - sp->c0);
-    else
-        sp->cycles = (double)sp->ns * cy->mhz / 1000.0;
+    fn(arg, reps);
+    ns = bench_now_ns() - t0;
+    *cycles = cy->perf_fd >= 0 ? (double)(read_counter(cy) - c0) : (double)ns * cy->mhz / 1000.0;
+    return ns;
 }

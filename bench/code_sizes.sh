@@ -1,26 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# code_sizes.sh SIZE BUILDDIR CIPHER... - print bench/code_sizes.h.
-#
-# The code size of an object is the sum of its .text* sections (.text,
-# .text.unlikely, .text.startup, ...); a cipher's is that of all the objects
-# compiled from src/cipher/<name>/ into libmbsc-core.la (the bench adds them
-# up): the machine code that cipher adds to a program, without its
-# descriptor (data) or the shared registry.  It is measured here, at build
-# time, with the size tool configure found (aarch64-linux-gnu-size for
-# --host=aarch64-linux-gnu), because the objects do not exist any more where
-# the bench is run.
-#
-# A .lo is libtool's text description of an object; the convenience
-# archive that programs link holds the PIC object it names, so that one is
-# measured (the non-PIC one if the build has no PIC objects).
-# An object with no size (no size tool) is left out.
-#
-# An implementation is named by its file, src/cipher/<name>/<name>_<impl>.c
-# (libtool prefixes the object with its library's name).
-# The vector implementations also call code in the portable file (the
-# ChaCha20 driver, Enocoro's key setup and odd rounds): the portable
-# object's size counts that once.
+# code_sizes.sh SIZE BUILDDIR CIPHER... - print bench/code_sizes.h: the .text*
+# bytes of each object compiled from src/cipher/<name>/ (an implementation is
+# named by its file, <name>_<impl>.c), measured at build time with the size
+# tool configure found (aarch64-linux-gnu-size for --host=aarch64-linux-gnu),
+# because the objects do not exist any more where the bench runs.
+# docs/bench.md says what the figures include.  An object with no size (no
+# size tool) is left out.
 set -u
 
 size_tool=$1 builddir=$2
@@ -30,7 +16,9 @@ text_bytes() { # text_bytes OBJECT: sum of the .text* sections, or nothing
     $size_tool -A "$1" 2>/dev/null | awk '$1 ~ /^\.text/ { s += $2; n++ } END { if (n) print s }'
 }
 
-object_of() { # object_of LO: path of the object the .lo names
+# The PIC object a libtool .lo names (programs link the convenience
+# archive that holds it), else the non-PIC one.
+object_of() {
     lo=$1 dir=$(dirname "$1")
     obj=$(sed -n "s/^pic_object='\(.*\)'\$/\1/p" "$lo")
     if [ -z "$obj" ] || [ "$obj" = none ]; then

@@ -141,7 +141,7 @@ void bench_frame(struct bench_ctx *ctx)
         for (size_t z = 0; z < N_SIZES; z++)
             for (int ahead = 0; ahead < (subjects[j].cipher != NULL ? 2 : 1); ahead++)
                 for (int op = 0; op < 2; op++)
-                    bench_add_p50_p99(ctx, subjects[j].name, names[ahead][op], sizes[z],
+                    bench_csv_p50_p99(ctx->figures, subjects[j].name, names[ahead][op], sizes[z],
                                       &subjects[j].lat[ahead][z][op], "ns");
         for (int d = 0; d < 4; d++)
             mbsc_record_wipe(&subjects[j].dir[d / 2][d % 2]);

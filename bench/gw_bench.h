@@ -4,12 +4,11 @@
  * share: the paths a request can take to the PLC, the processes on each
  * path and their counters, and the helpers every part uses.
  *
- * gw_main.c opens the paths and times them in interleaved rounds;
- * gw_relays.c starts the haproxy and stunnel pairs; gw_counters.c reads
- * what each process did per request; gw_load.c drives many masters;
- * gw_serial.c times a serial line; gw_tls.c is the Modbus/TCP Security
- * master (with OpenSSL only); gw_common.c is below them all.  Everything
- * goes to one CSV (csv.h).
+ * gw_main.c opens the paths and times them; gw_relays.c starts the haproxy
+ * and stunnel pairs; gw_counters.c reads what each process did per
+ * request; gw_load.c drives many masters; gw_serial.c times a serial line;
+ * gw_tls.c is the Modbus/TCP Security master (with OpenSSL only);
+ * gw_common.c and common.c are below them all.
  */
 #ifndef MBSC_BENCH_GW_BENCH_H
 #define MBSC_BENCH_GW_BENCH_H
@@ -17,11 +16,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "csv.h"
+#include "common.h"
 #include "gw_harness.h"
 #include "mbsc.h"
 
-#define GW_PROG        "mbsc-gateway-bench"
 #define GW_MAX_MASTERS 1000
 #define GW_ROUNDS      10 /* round trips are timed in this many interleaved rounds */
 
@@ -30,7 +28,6 @@ struct gw_proc {
     char name[24]; /* "server-gw", "haproxy-client", ... */
     pid_t pid;
     double ctxsw[2]; /* voluntary and involuntary context switches when the timed rounds began */
-    double syscalls; /* strace's count over the counted run, -1 if none */
 };
 
 struct tls_client;
@@ -46,8 +43,8 @@ struct gw_path {
     int n_gw, n_relay; /* the last n_relay processes are relays, not gateways */
     struct gw_proc proc[2];
     int n_proc;
-    double *t; /* round trips in us */
-    int n;
+    struct bench_samples t; /* round trips in us (gw_rtt_csv frees them) */
+    int n;                  /* round trips timed */
 };
 
 /* gw_common.c: the key files' directory and the keys every path uses. */
@@ -55,7 +52,6 @@ extern char gw_dir[64];
 extern mbsc_keypair gw_server_kp, gw_masters_kp[GW_MAX_MASTERS];
 
 const char *gw_file(const char *name); /* gw_dir/name, in one of a few static buffers */
-void gw_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* A process of p, named for the tables by name up to its first '.' (a relay's
  * configuration file carries the suite, as two stunnel pairs run at once). */
 void gw_add_proc(struct gw_path *p, const char *name, pid_t pid);
@@ -66,11 +62,7 @@ pid_t gw_exec(const char *const *argv, const char *log);
 int gw_wait_for(int (*ready)(const void *), const void *arg, pid_t pid);
 /* One read of 10 holding registers on the path, or the end of the bench. */
 void gw_read10(struct gw_path *p);
-/* 100 untimed requests on each path, then count/GW_ROUNDS on each in every round. */
-void gw_warm(struct gw_path *p, int n);
-void gw_time(struct gw_path *p, int n, int count);
-/* The path's median and p99 (nearest rank) as rtt_us_p50 and rtt_us_p99 rows. */
-void gw_rtt_csv(struct gw_path *p, FILE *csv);
+void gw_rtt_csv(struct gw_path *p, FILE *csv); /* rtt_us_p50 and rtt_us_p99 rows */
 modbus_t *gw_plain(const char *hostport);
 modbus_t *gw_secure(const char *hostport, const mbsc_keypair *kp, const char *cipher);
 /* A server gateway in front of plc_port; extra args (NULL-terminated) after the usual ones. */
@@ -81,11 +73,15 @@ void gw_start_server(struct gwp *g, const char *program, int plc_port, const cha
 int gw_relay_pair(struct gw_path *p, const char *certs, const char *suite, char *addr, size_t len,
                   char *why, size_t why_len);
 
-/* gw_counters.c */
+/* gw_counters.c: the counters of p's processes when the timed rounds begin,
+ * and their rows per request at the end; the system calls rows of strace -c
+ * -f on each process of p over n more requests (0, or -1 if strace cannot run). */
 void gw_counters_start(struct gw_path *p);
 void gw_counters_csv(const struct gw_path *p, FILE *csv);
-/* strace -c -f on each process of p over n more requests; 0, or -1 if strace cannot run. */
-int gw_strace_run(struct gw_path *p, int n);
+/* 100 untimed requests on each path, its counters started, then
+ * count/GW_ROUNDS on each in every round. */
+void gw_time(struct gw_path *p, int n, int count);
+int gw_strace_csv(struct gw_path *p, int n, FILE *csv);
 
 /* gw_load.c: requests/s through one server gateway with 1, 50 and 1000 masters. */
 void gw_load_rows(const char *const *programs, int n_prog, int seconds, FILE *csv);

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * gw_common.c - what every part of mbsc-gateway-bench uses (gw_bench.h):
- * the key files, giving up, the clock, child processes, one request and
- * the timed rounds, and connecting and starting gateways.  Below gw_main.c
- * and the measuring files, so that none of them calls back into another.
+ * the key files, the clock, child processes, one request and the timed
+ * rounds, and connecting and starting gateways.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -23,18 +21,6 @@
 char gw_dir[64];
 mbsc_keypair gw_server_kp, gw_masters_kp[GW_MAX_MASTERS];
 
-void gw_die(const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, GW_PROG ": ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
-
 const char *gw_file(const char *name)
 {
     static char paths[8][128];
@@ -47,7 +33,7 @@ const char *gw_file(const char *name)
 
 void gw_add_proc(struct gw_path *p, const char *name, pid_t pid)
 {
-    p->proc[p->n_proc] = (struct gw_proc){.pid = pid, .syscalls = -1};
+    p->proc[p->n_proc] = (struct gw_proc){.pid = pid};
     snprintf(p->proc[p->n_proc++].name, sizeof p->proc[0].name, "%.*s", (int)strcspn(name, "."),
              name);
 }
@@ -107,51 +93,17 @@ void gw_read10(struct gw_path *p)
         char why[256];
 
         if (gw_tls_read10(p->tls, why, sizeof why) != 0)
-            gw_die("%s: %s", p->name, why);
+            bench_fail("%s: %s", p->name, why);
 #endif
         return;
     }
     if (modbus_read_registers(p->ctx, 0, 10, v) != 10)
-        gw_die("%s: %s", p->name, modbus_strerror(errno));
-}
-
-void gw_warm(struct gw_path *p, int n)
-{
-    for (int i = 0; i < n; i++)
-        for (int r = 0; r < 100; r++)
-            gw_read10(&p[i]);
-}
-
-void gw_time(struct gw_path *p, int n, int count)
-{
-    for (int i = 0; i < n; i++)
-        if ((p[i].t = calloc((size_t)count, sizeof *p[i].t)) == NULL)
-            gw_die("out of memory");
-    /* Every round times every path in turn: a busy moment falls on all of them. */
-    for (int r = 0; r < GW_ROUNDS; r++)
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < count / GW_ROUNDS; j++) {
-                double t0 = gw_now_us();
-
-                gw_read10(&p[i]);
-                p[i].t[p[i].n++] = gw_now_us() - t0;
-            }
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
+        bench_fail("%s: %s", p->name, modbus_strerror(errno));
 }
 
 void gw_rtt_csv(struct gw_path *p, FILE *csv)
 {
-    size_t n = (size_t)p->n, r50 = (n + 1) / 2, r99 = (size_t)(0.99 * (double)n + 0.999999);
-
-    qsort(p->t, n, sizeof *p->t, cmp_double);
-    bench_csv_num(csv, p->name, "rtt_us_p50", 0, n ? p->t[r50 - 1] : 0, "us");
-    bench_csv_num(csv, p->name, "rtt_us_p99", 0, n ? p->t[(r99 > n ? n : r99) - 1] : 0, "us");
+    bench_csv_p50_p99(csv, p->name, "rtt_us", 0, &p->t, "us");
 }
 
 modbus_t *gw_plain(const char *hostport)
@@ -160,10 +112,10 @@ modbus_t *gw_plain(const char *hostport)
     modbus_t *ctx;
 
     if (mbsc_parse_hostport(hostport, host, sizeof host, port, sizeof port) != MBSC_OK)
-        gw_die("bad address %s", hostport);
+        bench_fail("bad address %s", hostport);
     ctx = modbus_new_tcp(host, atoi(port));
     if (ctx == NULL || modbus_connect(ctx) != 0)
-        gw_die("plain connect to %s failed", hostport);
+        bench_fail("plain connect to %s failed", hostport);
     modbus_set_response_timeout(ctx, 5, 0);
     return ctx;
 }
@@ -178,11 +130,11 @@ modbus_t *gw_secure(const char *hostport, const mbsc_keypair *kp, const char *ci
     if (cfg == NULL || mbsc_config_set_keypair(cfg, kp) != MBSC_OK ||
         mbsc_config_set_peer_public_key(cfg, gw_server_kp.public_key) != MBSC_OK ||
         (cipher != NULL && mbsc_config_set_ciphers(cfg, cipher) != MBSC_OK))
-        gw_die("master config");
+        bench_fail("master config");
     ctx = mbsc_modbus_connect(hostport, cfg, 10000, &err, why, sizeof why);
     mbsc_config_free(cfg);
     if (ctx == NULL)
-        gw_die("%s", why);
+        bench_fail("%s", why);
     modbus_set_response_timeout(ctx, 5, 0);
     return ctx;
 }
@@ -202,5 +154,5 @@ void gw_start_server(struct gwp *g, const char *program, int plc_port, const cha
         args[n++] = *extra++;
     gw_program = program;
     if (!gw_spawn(g, args))
-        gw_die("the server gateway %s did not start (run from the build directory)", program);
+        bench_fail("the server gateway %s did not start (run from the build directory)", program);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * gw_counters.c - what each process on a path does per forwarded request
- * (gw_bench.h), from two sources named in the CSV's metric:
+ * gw_counters.c - the timed rounds, and what each process on a path does
+ * per forwarded request (gw_bench.h), from two sources named in the CSV's
+ * metric:
  *
  *  - during the timed rounds, the kernel's counters: context switches
  *    (voluntary: it waited; involuntary: it was preempted) summed over the
@@ -59,6 +60,15 @@ static double tasks_sum(pid_t pid, const char *key, double *min)
 static const char *const ctxsw[2][2] = {{"voluntary_ctxt_switches:", "ctxsw_vol_proc_status"},
                                         {"nonvoluntary_ctxt_switches:", "ctxsw_invol_proc_status"}};
 
+/* The CSV subject of process i of p: "path/process". */
+static const char *subject(const struct gw_path *p, int i)
+{
+    static char s[128];
+
+    snprintf(s, sizeof s, "%.39s/%.23s", p->name, p->proc[i].name);
+    return s;
+}
+
 void gw_counters_start(struct gw_path *p)
 {
     for (int i = 0; i < p->n_proc; i++)
@@ -68,17 +78,12 @@ void gw_counters_start(struct gw_path *p)
 
 void gw_counters_csv(const struct gw_path *p, FILE *csv)
 {
-    for (int i = 0; i < p->n_proc; i++) {
-        const struct gw_proc *q = &p->proc[i];
-        char subject[128];
-
-        snprintf(subject, sizeof subject, "%.39s/%.23s", p->name, q->name);
+    for (int i = 0; i < p->n_proc; i++)
         for (int k = 0; k < 2; k++)
-            bench_csv_num(csv, subject, ctxsw[k][1], 0,
-                          (tasks_sum(q->pid, ctxsw[k][0], NULL) - q->ctxsw[k]) /
+            bench_csv_num(csv, subject(p, i), ctxsw[k][1], 0,
+                          (tasks_sum(p->proc[i].pid, ctxsw[k][0], NULL) - p->proc[i].ctxsw[k]) /
                               (p->n > 0 ? p->n : 1),
                           "per_request");
-    }
 }
 
 /* Whether every thread of *pid has a tracer now. */
@@ -90,11 +95,11 @@ static int traced(const void *pid)
     return min != 0;
 }
 
-int gw_strace_run(struct gw_path *p, int n)
+int gw_strace_csv(struct gw_path *p, int n, FILE *csv)
 {
     pid_t tracer[2];
     char out[2][128], pid[2][16];
-    int i, st, ok = 0;
+    int i, st, ok = p->n_proc == 0;
 
     for (i = 0; i < p->n_proc; i++) {
         const char *argv[] = {"strace", "-c", "-f", "-q", "-o", out[i], "-p", pid[i], NULL};
@@ -104,7 +109,7 @@ int gw_strace_run(struct gw_path *p, int n)
         if ((tracer[i] = gw_exec(argv, NULL)) > 0)
             (void)gw_wait_for(traced, &p->proc[i].pid, tracer[i]);
     }
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n && p->n_proc > 0; i++)
         gw_read10(p);
     for (i = 0; i < p->n_proc; i++) {
         char line[256];
@@ -122,8 +127,28 @@ int gw_strace_run(struct gw_path *p, int n)
                 calls = -1;
         if (f != NULL)
             fclose(f);
-        p->proc[i].syscalls = calls;
+        if (calls >= 0)
+            bench_csv_num(csv, subject(p, i), "syscalls_strace", 0, calls / n, "per_request");
         ok |= calls >= 0;
     }
     return ok ? 0 : -1;
+}
+
+void gw_time(struct gw_path *p, int n, int count)
+{
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; r < 100; r++)
+            gw_read10(&p[i]);
+        gw_counters_start(&p[i]);
+    }
+    /* Every round times every path in turn: a busy moment falls on all of them. */
+    for (int r = 0; r < GW_ROUNDS; r++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < count / GW_ROUNDS; j++) {
+                double t0 = gw_now_us();
+
+                gw_read10(&p[i]);
+                bench_samples_add(&p[i].t, gw_now_us() - t0);
+                p[i].n++;
+            }
 }

@@ -2,18 +2,15 @@
 /*
  * gw_main.c - mbsc-gateway-bench (make bench-gateway): what a request pays
  * on its way to a PLC through mbsc-gateway and through the alternatives
- * (one and two gateways, a TLS master, haproxy and stunnel pairs: the paths
- * of docs/bench.md), on loopback, one read of 10 holding registers at a
- * time; then requests/s through one server gateway (gw_load.c) and the
- * serial line (gw_serial.c).  With --compare PATH another build's
+ * (the paths of docs/bench.md), on loopback; then requests/s through one
+ * server gateway and the serial line.  With --compare PATH another build's
  * mbsc-gateway gets its own gw1/gw2 paths ("-compared") in the same rounds,
  * and its own load runs.
  *
  * Every path has its own PLC and processes, so that each process's counters
  * belong to one path.  All paths are timed in the same interleaved rounds
  * (a busy moment of a shared machine falls on all of them), then each runs
- * once more under strace, which would slow the timed rounds.  One CSV
- * (csv.h) on stdout or --csv FILE; progress on stderr.
+ * once more under strace, which would slow the timed rounds.
  */
 #include <errno.h>
 #include <signal.h>
@@ -37,17 +34,17 @@
 static struct gw_path paths[MAX_PATHS];
 static int n_paths;
 
-/* A path with its own PLC; the caller connects it, or calls drop_path with why. */
+/* A path with its own PLC, for the caller to connect. */
 static struct gw_path *new_path(const char *name, const char *desc)
 {
     struct gw_path *p = &paths[n_paths++];
 
     if (n_paths > MAX_PATHS)
-        gw_die("too many paths");
+        bench_fail("too many paths");
     snprintf(p->name, sizeof p->name, "%s", name);
     snprintf(p->desc, sizeof p->desc, "%s", desc);
     if (plc_start(&p->plc, 0) != 0)
-        gw_die("PLC");
+        bench_fail("PLC");
     return p;
 }
 
@@ -71,13 +68,21 @@ static void close_path(struct gw_path *p)
         if (kill(p->proc[i].pid, SIGTERM) == 0)
             waitpid(p->proc[i].pid, &st, 0);
     plc_free(&p->plc);
-    free(p->t);
+    bench_samples_free(&p->t);
 }
 
-/* The last path could not be made: its row says why instead. */
-static void drop_path(FILE *csv, const char *why)
+/* A pair of relays (suite NULL: haproxy, else stunnel) as a path, or a row saying why not. */
+static void relay_path(const char *name, const char *desc, const char *certs, const char *suite,
+                       FILE *csv)
 {
-    bench_csv_text(csv, paths[n_paths - 1].name, "missing", why);
+    char addr[64], why[512];
+    struct gw_path *p = new_path(name, desc);
+
+    if (gw_relay_pair(p, certs, suite, addr, sizeof addr, why, sizeof why) == 0) {
+        p->ctx = gw_plain(addr);
+        return;
+    }
+    bench_csv_text(csv, name, "missing", why);
     close_path(&paths[--n_paths]);
 }
 
@@ -104,7 +109,7 @@ static void mbsc_paths(const char *program, const char *tag, const char *cipher)
     snprintf(up, sizeof up, "%s", p->gw[0].addr);
     gw_program = program;
     if (!gw_spawn(&p->gw[p->n_gw++], client))
-        gw_die("the client gateway %s did not start", program);
+        bench_fail("the client gateway %s did not start", program);
     gw_add_proc(p, "client-gw", p->gw[1].pid); /* client side first, as on the path */
     gw_add_proc(p, "server-gw", p->gw[0].pid);
     p->ctx = gw_plain(p->gw[1].addr);
@@ -136,15 +141,11 @@ static void tls_paths(const char *srcdir, FILE *csv)
     gw_add_proc(p, "server-gw", p->gw[0].pid);
     if (gw_tls_address(&p->gw[0], addr, sizeof addr) != 0 ||
         gw_tls_master(&master, certs, addr, why, sizeof why) != 0)
-        gw_die("TLS master: %s", why);
+        bench_fail("TLS master: %s", why);
     p->tls = &master;
-    for (size_t s = 0; s < 2; s++) {
-        p = new_path(suites[s][0], "plain -> stunnel -> TLS 1.3 -> stunnel -> PLC");
-        if (gw_relay_pair(p, certs, suites[s][1], addr, sizeof addr, why, sizeof why) != 0)
-            drop_path(csv, why);
-        else
-            p->ctx = gw_plain(addr);
-    }
+    for (size_t s = 0; s < 2; s++)
+        relay_path(suites[s][0], "plain -> stunnel -> TLS 1.3 -> stunnel -> PLC", certs,
+                   suites[s][1], csv);
 #else
     (void)srcdir;
     bench_csv_text(csv, "tls-master", "missing", "built without OpenSSL");
@@ -168,10 +169,10 @@ static void write_keys(void)
         mbsc_public_key_save(gw_file("gw.pub"), gw_server_kp.public_key, 0, why, sizeof why) !=
             MBSC_OK ||
         (f = fopen(gw_file("allow.txt"), "w")) == NULL)
-        gw_die("keys");
+        bench_fail("keys");
     for (int i = 0; i < GW_MAX_MASTERS; i++) {
         if (mbsc_keypair_generate(&gw_masters_kp[i]) != MBSC_OK)
-            gw_die("keys");
+            bench_fail("keys");
         (void)mbsc_key_to_base64(b64, gw_masters_kp[i].public_key);
         fprintf(f, "%s master-%d\n", b64, i);
     }
@@ -179,7 +180,7 @@ static void write_keys(void)
     fprintf(f, "%s client-gateway\n", b64);
     mbsc_keypair_wipe(&gw_client_kp);
     if (fclose(f) != 0)
-        gw_die("allow-list");
+        bench_fail("allow-list");
 }
 
 /* The round trips and counters of every path, then each path under strace. */
@@ -187,10 +188,7 @@ static void path_rows(int count, FILE *csv)
 {
     int i;
 
-    gw_warm(paths, n_paths);
-    for (i = 0; i < n_paths; i++)
-        gw_counters_start(&paths[i]);
-    fprintf(stderr, GW_PROG ": %d paths, %d round trips each in %d rounds ...\n", n_paths,
+    fprintf(stderr, "%s: %d paths, %d round trips each in %d rounds ...\n", bench_prog, n_paths,
             count / GW_ROUNDS * GW_ROUNDS, GW_ROUNDS);
     bench_csv_num(csv, "gateway", "requests_per_path", 0, count / GW_ROUNDS * GW_ROUNDS,
                   "requests");
@@ -201,58 +199,50 @@ static void path_rows(int count, FILE *csv)
         gw_rtt_csv(&paths[i], csv);
         gw_counters_csv(&paths[i], csv);
     }
-    fprintf(stderr, GW_PROG ": system calls: each path under strace -c -f ...\n");
+    fprintf(stderr, "%s: system calls: each path under strace -c -f ...\n", bench_prog);
     bench_csv_num(csv, "gateway", "strace_requests", 0, STRACE_COUNT, "requests");
-    for (i = 0; i < n_paths; i++) {
-        if (paths[i].n_proc > 0 && gw_strace_run(&paths[i], STRACE_COUNT) != 0) {
+    for (i = 0; i < n_paths; i++)
+        if (gw_strace_csv(&paths[i], STRACE_COUNT, csv) != 0) {
             bench_csv_text(csv, "gateway", "strace", "strace is not installed or cannot attach");
             break;
         }
-        for (int k = 0; k < paths[i].n_proc; k++) {
-            char subject[128];
-
-            snprintf(subject, sizeof subject, "%.39s/%.23s", paths[i].name, paths[i].proc[k].name);
-            if (paths[i].proc[k].syscalls >= 0)
-                bench_csv_num(csv, subject, "syscalls_strace", 0,
-                              paths[i].proc[k].syscalls / STRACE_COUNT, "per_request");
-        }
-    }
 }
+
+static const char usage[] =
+    "Usage: mbsc-gateway-bench [--count N>=100] [--seconds S>=1] [--csv FILE]\n"
+    "         [--compare /ABS/PATH/mbsc-gateway] [--srcdir DIR] [--serial] [--help] [--version]\n"
+    "(docs/bench.md says what each option and figure is)\n";
 
 int main(int argc, char **argv)
 {
-    int count = 2000, seconds = 2, serial_only = 0, n_prog = 1;
-    const char *programs[2] = {"tools/mbsc-gateway", NULL}, *srcdir = ".";
+    int count = 2000, seconds = 2, serial_only = 0, n_prog = 1, rc;
+    const char *programs[2] = {"tools/mbsc-gateway", NULL}, *srcdir = ".", *csv_path = NULL;
+    const char *count_s = NULL, *seconds_s = NULL;
+    const struct bench_option opts[] = {{"--count", NULL, &count_s},
+                                        {"--seconds", NULL, &seconds_s},
+                                        {"--compare", NULL, &programs[1]},
+                                        {"--csv", NULL, &csv_path},
+                                        {"--srcdir", NULL, &srcdir},
+                                        {"--serial", &serial_only, NULL},
+                                        {NULL, NULL, NULL}};
     struct rlimit rl;
-    FILE *csv = stdout;
-    char cmd[200], why[256], addr[64];
+    FILE *csv;
+    char cmd[200], addr[64];
 
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-        if (strcmp(argv[i], "--serial") == 0)
-            serial_only = 1;
-        else if (v != NULL && strcmp(argv[i], "--count") == 0 && (count = atoi(v)) >= 100)
-            i++;
-        else if (v != NULL && strcmp(argv[i], "--seconds") == 0 && (seconds = atoi(v)) >= 1)
-            i++;
-        else if (v != NULL && strcmp(argv[i], "--compare") == 0 && v[0] == '/' && n_prog == 1)
-            programs[n_prog++] = argv[++i];
-        else if (v != NULL && strcmp(argv[i], "--srcdir") == 0)
-            srcdir = argv[++i];
-        else if (v != NULL && strcmp(argv[i], "--csv") == 0 && (csv = fopen(v, "w")) != NULL)
-            i++; /* opened before measuring: a wrong path fails at once */
-        else if (v != NULL && strcmp(argv[i], "--csv") == 0)
-            gw_die("cannot write %s: %s", v, strerror(errno));
-        else {
-            fprintf(stderr, "usage: " GW_PROG " [--count N>=100] [--seconds S>=1] "
-                            "[--compare /ABSOLUTE/PATH/mbsc-gateway] [--csv FILE] [--srcdir DIR] "
-                            "[--serial]\n");
-            return 2;
-        }
-    }
+    bench_prog = "mbsc-gateway-bench";
+    if ((rc = bench_options(argc, argv, opts, usage)) != 0)
+        return rc == 1 ? 0 : 2;
+    if (count_s != NULL && (count = atoi(count_s)) < 100)
+        return bench_bad_arg("--count needs a number of requests of at least 100, not '%s'",
+                             count_s);
+    if (seconds_s != NULL && (seconds = atoi(seconds_s)) < 1)
+        return bench_bad_arg("--seconds needs a number of seconds of at least 1, not '%s'",
+                             seconds_s);
+    if (programs[1] != NULL && programs[1][0] != '/')
+        return bench_bad_arg("--compare needs an absolute path, not '%s'", programs[1]);
+    n_prog += programs[1] != NULL;
     if (sodium_init() < 0)
-        gw_die("sodium_init");
+        bench_fail("sodium_init");
     signal(SIGPIPE, SIG_IGN);
     /* 1000 masters need more than the usual 1024 descriptors, here and in
      * the gateway, which inherits the limit. */
@@ -260,15 +250,15 @@ int main(int argc, char **argv)
         rl.rlim_cur = rl.rlim_max;
         (void)setrlimit(RLIMIT_NOFILE, &rl);
     }
+    csv = bench_csv_open(csv_path);
     write_keys();
-    fputs(BENCH_CSV_HEADER "\n", csv);
-    bench_csv_text(csv, "gateway", "program", GW_PROG);
+    bench_csv_text(csv, "gateway", "program", bench_prog);
     if (n_prog == 2)
         bench_csv_text(csv, "gateway", "compared", programs[1]);
     if (!serial_only) {
         struct gw_path *p = new_path("direct", "plain client -> PLC");
 
-        fprintf(stderr, GW_PROG ": starting the paths ...\n");
+        fprintf(stderr, "%s: starting the paths ...\n", bench_prog);
         snprintf(addr, sizeof addr, "127.0.0.1:%d", p->plc.port);
         p->ctx = gw_plain(addr);
         for (int k = 0; k < n_prog; k++)
@@ -276,11 +266,8 @@ int main(int argc, char **argv)
                 mbsc_paths(programs[k], k == 0 ? "" : "-compared",
                            mbsc_cipher_name(mbsc_cipher_by_id(c)));
         tls_paths(srcdir, csv);
-        p = new_path("haproxy-pair", "plain -> haproxy -> haproxy -> PLC (TCP mode)");
-        if (gw_relay_pair(p, NULL, NULL, addr, sizeof addr, why, sizeof why) != 0)
-            drop_path(csv, why);
-        else
-            p->ctx = gw_plain(addr);
+        relay_path("haproxy-pair", "plain -> haproxy -> haproxy -> PLC (TCP mode)", NULL, NULL,
+                   csv);
         path_rows(count, csv);
         for (int i = 0; i < n_paths; i++)
             close_path(&paths[i]);
@@ -288,8 +275,7 @@ int main(int argc, char **argv)
         gw_load_rows(programs, n_prog, seconds, csv);
     }
     gw_serial_rows(count, csv);
-    if (ferror(csv) || fclose(csv) != 0)
-        gw_die("error writing the CSV");
+    bench_csv_close(csv, csv_path);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", gw_dir);
     (void)!system(cmd); /* a directory left in /tmp: nothing the figures depend on */
     return 0;

@@ -86,8 +86,9 @@ int gw_relay_pair(struct gw_path *p, const char *certs, const char *suite, char 
                -1;
     if (port[0] == 0 || port[1] == 0 || port[0] == port[1])
         return snprintf(why, why_len, "no free ports"), -1;
-    /* The PLC side first, so that the client side has something to connect to. */
-    for (int side = 1; side >= 0; side--) {
+    /* Client side first, as on the path and in the tables; neither connects
+     * upstream before a client connects to it. */
+    for (int side = 0; side < 2; side++) {
         const char *who = side == 0 ? "client" : "server";
         const char *cert = side == 0 ? "operator" : "gateway";
 
@@ -110,13 +111,6 @@ int gw_relay_pair(struct gw_path *p, const char *certs, const char *suite, char 
                  suite == NULL ? "cfg" : suite);
         if (start_side(p, name, conf, port[side], suite == NULL, why, why_len) != 0)
             return -1;
-    }
-    /* Client side first in the tables, as on the path. */
-    {
-        struct gw_proc t = p->proc[0];
-
-        p->proc[0] = p->proc[1];
-        p->proc[1] = t;
     }
     snprintf(addr, len, "127.0.0.1:%d", port[0]);
     return 0;

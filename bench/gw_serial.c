@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * gw_serial.c - a serial line (gw_bench.h): a pty pair made by socat,
- * libmodbus's RTU server in a thread on one end, and one request at a time
- * at 19200 and 115200 baud 8N1, straight from a libmodbus RTU master and
- * through a server gateway (mbsc master -> server gw -> rtu:...), beside
- * the time the two frames would take on a real wire (their bits at that
- * rate, plus t3.5 after each).  A pty moves bytes at once whatever its
- * rate, so the rows show what the gateway adds, not the wire.
+ * libmodbus's RTU server in a thread on one end, one request at a time at
+ * 19200 and 115200 baud 8N1, straight and through a server gateway, beside
+ * the time the frames would take on a real wire.  A pty moves bytes at once
+ * whatever its rate, so the rows show what the gateway adds, not the wire.
  */
 #include <errno.h>
 #include <poll.h>
@@ -66,14 +64,14 @@ static void line_up(struct rtu_line *l, const char *name, int baud)
     snprintf(a, sizeof a, "pty,raw,echo=0,link=%s", l->ends[0]);
     snprintf(b, sizeof b, "pty,raw,echo=0,link=%s", l->ends[1]);
     if ((l->socat = gw_exec(argv, NULL)) < 0 || !gw_wait_for(both_ends, l, l->socat))
-        gw_die("socat made no pty pair");
+        bench_fail("socat made no pty pair");
     l->map = modbus_mapping_new(0, 0, 100, 0);
     /* A pty has no parity: 8N1 on both ends. */
     l->dev = modbus_new_rtu(l->ends[1], baud, 'N', 8, 1);
     if (l->map == NULL || l->dev == NULL || modbus_set_slave(l->dev, 1) != 0 ||
         modbus_connect(l->dev) != 0 || pipe(l->stop) != 0 ||
         pthread_create(&l->th, NULL, rtu_dev_main, l) != 0)
-        gw_die("the RTU device did not start");
+        bench_fail("the RTU device did not start");
 }
 
 static void line_down(struct rtu_line *l)
@@ -110,17 +108,16 @@ static void rate_rows(int baud, int count, FILE *csv)
     snprintf(route, sizeof route, "1=rtu:%s,%d,8N1", behind.ends[0], baud);
     gw_program = "tools/mbsc-gateway";
     if (!gw_spawn(&srv, args))
-        gw_die("the serial gateway did not start");
+        bench_fail("the serial gateway did not start");
     p[0].ctx = modbus_new_rtu(direct.ends[0], baud, 'N', 8, 1);
     if (p[0].ctx == NULL || modbus_set_slave(p[0].ctx, 1) != 0 || modbus_connect(p[0].ctx) != 0)
-        gw_die("the RTU master did not start");
+        bench_fail("the RTU master did not start");
     modbus_set_response_timeout(p[0].ctx, 5, 0);
     p[1].ctx = gw_secure(srv.addr, &gw_masters_kp[0], NULL);
     if (modbus_set_slave(p[1].ctx, 1) != 0)
-        gw_die("unit 1");
+        bench_fail("unit 1");
     for (int i = 0; i < 2; i++)
         snprintf(p[i].name, sizeof p[i].name, "serial-%d-%s", baud, i == 0 ? "direct" : "gw1");
-    gw_warm(p, 2);
     gw_time(p, 2, count);
     (void)gw_finish(&srv, SIGTERM);
     modbus_close(p[0].ctx);
@@ -131,10 +128,8 @@ static void rate_rows(int baud, int count, FILE *csv)
     snprintf(name, sizeof name, "serial-%d-wire", baud);
     bench_csv_num(csv, name, "wire_us", 0, (8 + 25) * char_us + 2 * t35_us, "us");
     bench_csv_num(csv, name, "t35_us", 0, t35_us, "us");
-    for (int i = 0; i < 2; i++) {
-        gw_rtt_csv(&p[i], csv);
-        free(p[i].t);
-    }
+    gw_rtt_csv(&p[0], csv);
+    gw_rtt_csv(&p[1], csv);
 }
 
 void gw_serial_rows(int count, FILE *csv)
@@ -143,7 +138,7 @@ void gw_serial_rows(int count, FILE *csv)
         bench_csv_text(csv, "serial", "missing", "socat is not installed (apt-get install socat)");
         return;
     }
-    fprintf(stderr, GW_PROG ": the serial line rows ...\n");
+    fprintf(stderr, "%s: the serial line rows ...\n", bench_prog);
     bench_csv_num(csv, "serial", "requests_per_path", 0, count / GW_ROUNDS * GW_ROUNDS, "requests");
     rate_rows(19200, count, csv);
     rate_rows(115200, count, csv);

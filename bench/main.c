@@ -1,24 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * main.c - mbsc-bench: read the command line, run the measurement groups in
- * order and write the results as one CSV (csv.h; bench/report.py makes the
- * tables).  docs/bench.md says what each figure means.
- *
- * The command line is parsed by hand rather than with getopt_long: every
- * mistake must come out as exactly one line "mbsc-bench: <reason>" with
- * exit status 2, which getopt's own messages do not give.
+ * order and write the results as one CSV (common.h).  docs/bench.md says
+ * what each figure means.
  */
-#include <errno.h>
 #include <signal.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mbsc/version.h"
-
+#include "config.h"
 #include "bench.h"
-#include "csv.h"
 
 /*
  * Default: about 2 minutes on a 2-core x86 server, a bit more on a
@@ -52,92 +44,25 @@ static const char usage[] =
     "  --help             this text\n"
     "  --version          print mbsc-bench's version and exit\n";
 
-struct options {
-    int quick;
-    const char *csv;                 /* NULL: stdout */
-    double cpu_mhz;                  /* 0: not given */
-    int only[MBSC_CIPHER_COUNT + 1]; /* by wire id; [0] 0: every cipher (no --only) */
-};
-
-/* Print "mbsc-bench: <reason>" and return the exit status for it. */
-static __attribute__((format(printf, 1, 2))) int bad(const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, "%s: ", BENCH_PROG);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 2;
-}
-
+/* only[id] for each cipher in list; only[0] 1: a list was given. */
 static int parse_only(const char *list, int only[MBSC_CIPHER_COUNT + 1])
 {
     char buf[256], *save = NULL;
 
     if (strlen(list) >= sizeof buf)
-        return bad("--only: list too long: '%s'", list);
+        return bench_bad_arg("--only: list too long: '%s'", list);
     if (list[0] == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,") != NULL)
-        return bad("--only needs a comma-separated list of ciphers, not '%s'", list);
+        return bench_bad_arg("--only needs a comma-separated list of ciphers, not '%s'", list);
     snprintf(buf, sizeof buf, "%s", list);
     for (char *tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         const mbsc_cipher *c = mbsc_cipher_by_name(tok);
         if (c == NULL)
-            return bad("--only: unknown cipher '%s' (chacha20, trivium, rabbit, enocoro128v2)",
-                       tok);
+            return bench_bad_arg(
+                "--only: unknown cipher '%s' (chacha20, trivium, rabbit, enocoro128v2)", tok);
         if (only[mbsc_cipher_id(c)]++)
-            return bad("--only: cipher '%s' given twice", tok);
+            return bench_bad_arg("--only: cipher '%s' given twice", tok);
     }
     only[0] = 1;
-    return 0;
-}
-
-/* 0 to run, 1 after --help or --version (exit 0), 2 after a one-line reason. */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-    static const char *const with_value[] = {"--csv", "--cpu-mhz", "--only"};
-
-    memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = NULL, *opt = NULL;
-        char *end;
-        size_t k, len = 0;
-
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
-            return fputs(usage, stdout), 1;
-        if (strcmp(arg, "--version") == 0)
-            return printf("mbsc-bench (mbsc) %s\n", mbsc_version()), 1;
-        if (strcmp(arg, "--quick") == 0) {
-            o->quick = 1;
-            continue;
-        }
-        for (k = 0; k < 3 && opt == NULL; k++) {
-            len = strlen(with_value[k]);
-            if (strncmp(arg, with_value[k], len) == 0 && (arg[len] == '\0' || arg[len] == '='))
-                opt = with_value[k];
-        }
-        if (opt == NULL)
-            return bad(arg[0] == '-' ? "unknown option '%s' (see --help)"
-                                     : "unexpected argument '%s' (see --help)",
-                       arg);
-        if (arg[len] == '=')
-            val = arg + len + 1;
-        else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
-            val = argv[++i]; /* "--csv --quick" is a forgotten value, not a file */
-        if (val == NULL)
-            return bad("%s needs a value (see --help)", opt);
-        if (val[0] == '\0')
-            return bad("%s needs a non-empty value", opt);
-        if (k == 1)
-            o->csv = val;
-        else if (k == 3 && parse_only(val, o->only) != 0)
-            return 2;
-        else if (k == 2 &&
-                 ((o->cpu_mhz = strtod(val, &end)),
-                  end == val || *end != '\0' || !(o->cpu_mhz >= 1.0 && o->cpu_mhz <= 100000.0)))
-            return bad("--cpu-mhz needs a frequency in MHz between 1 and 100000, not '%s'", val);
-    }
     return 0;
 }
 
@@ -146,7 +71,7 @@ static void run_group(struct bench_ctx *ctx, const char *what, void (*group)(str
 {
     uint64_t t0 = bench_now_ns();
 
-    fprintf(stderr, "%s: %s ...", BENCH_PROG, what);
+    fprintf(stderr, "%s: %s ...", bench_prog, what);
     group(ctx);
     fprintf(stderr, " %.1f s\n", (double)(bench_now_ns() - t0) / 1e9);
 }
@@ -154,37 +79,51 @@ static void run_group(struct bench_ctx *ctx, const char *what, void (*group)(str
 int main(int argc, char **argv)
 {
     static struct bench_ctx ctx;
-    struct options opt;
-    FILE *csv = stdout;
+    int quick = 0, only[MBSC_CIPHER_COUNT + 1] = {0}, rc;
+    const char *csv_path = NULL, *mhz = NULL, *only_list = NULL;
+    const struct bench_option opts[] = {{"--quick", &quick, NULL},
+                                        {"--csv", NULL, &csv_path},
+                                        {"--cpu-mhz", NULL, &mhz},
+                                        {"--only", NULL, &only_list},
+                                        {NULL, NULL, NULL}};
+    double cpu_mhz = 0;
+    char *end = NULL;
     uint64_t start;
-    int rc = parse_options(argc, argv, &opt);
+    FILE *csv;
+    char buf[4096];
+    size_t n;
 
-    if (rc != 0)
+    bench_prog = "mbsc-bench";
+    if ((rc = bench_options(argc, argv, opts, usage)) != 0)
         return rc == 1 ? 0 : 2;
+    if (mhz != NULL && ((cpu_mhz = strtod(mhz, &end)),
+                        end == mhz || *end != '\0' || !(cpu_mhz >= 1.0 && cpu_mhz <= 100000.0)))
+        return bench_bad_arg("--cpu-mhz needs a frequency in MHz between 1 and 100000, not '%s'",
+                             mhz);
+    if (only_list != NULL && parse_only(only_list, only) != 0)
+        return 2;
     if (sodium_init() < 0)
         bench_fail("sodium_init failed");
     /* A peer closing a socket must not kill the run (the adapter already
      * avoids SIGPIPE; libmodbus's plain server path is ours to protect). */
     signal(SIGPIPE, SIG_IGN);
-    /* Opened before measuring: a mistyped path fails at once, not after two minutes. */
-    if (opt.csv != NULL && (csv = fopen(opt.csv, "w")) == NULL) {
-        fprintf(stderr, "%s: cannot write CSV file %s: %s\n", BENCH_PROG, opt.csv, strerror(errno));
-        return 2;
-    }
-    ctx.plan = opt.quick ? quick_plan : default_plan;
+    csv = bench_csv_open(csv_path);
+    if ((ctx.figures = tmpfile()) == NULL)
+        bench_fail("cannot make a temporary file for the figures");
+    ctx.plan = quick ? quick_plan : default_plan;
     for (unsigned id = 1; id <= MBSC_CIPHER_COUNT; id++)
-        if (!opt.only[0] || opt.only[id])
+        if (!only[0] || only[id])
             ctx.ciphers[ctx.n_ciphers++] = mbsc_cipher_by_id(id);
-    ctx.baselines = !opt.only[0] || opt.only[MBSC_CIPHER_CHACHA20];
+    ctx.baselines = !only[0] || only[MBSC_CIPHER_CHACHA20];
 
     bench_clock_init();
     start = bench_now_ns();
     bench_pin(ctx.pin_desc, sizeof ctx.pin_desc);
     bench_spin_ns(ctx.plan.warmup_ns);
-    bench_cycles_init(&ctx.cycles, opt.cpu_mhz);
+    bench_cycles_init(&ctx.cycles, cpu_mhz);
     ctx.timer_overhead_ns = bench_clock_overhead_ns();
 
-    fprintf(stderr, "%s: %s run; cycles: %s\n", BENCH_PROG, ctx.plan.name,
+    fprintf(stderr, "%s: %s run; cycles: %s\n", bench_prog, ctx.plan.name,
             bench_cycles_short(&ctx.cycles));
     bench_footprint(&ctx);
     run_group(&ctx, "key and IV setup", bench_setup);
@@ -192,18 +131,20 @@ int main(int argc, char **argv)
     run_group(&ctx, "per-frame seal and open", bench_frame);
     run_group(&ctx, "every cipher implementation side by side", bench_impls);
     run_group(&ctx, "Noise handshakes", bench_handshake);
+#ifdef MBSC_HAVE_LIBMODBUS
     run_group(&ctx, "Modbus round trips over loopback", bench_rtt);
+#else
+    snprintf(ctx.rtt_note, sizeof ctx.rtt_note,
+             "round trips skipped: mbsc was built without libmodbus");
+#endif
 
-    fputs(BENCH_CSV_HEADER "\n", csv);
     bench_describe(&ctx, csv);
-    for (size_t i = 0; i < ctx.n_rows; i++) {
-        const struct bench_row *row = &ctx.rows[i];
-
-        bench_csv_num(csv, row->cipher, row->metric, row->size_bytes, row->value, row->unit);
-    }
-    if (csv == stdout ? fflush(csv) != 0 || ferror(csv) : (ferror(csv) || fclose(csv) != 0))
-        bench_fail("error writing %s", opt.csv != NULL ? opt.csv : "the CSV");
-    fprintf(stderr, "%s: done in %.1f s\n", BENCH_PROG, (double)(bench_now_ns() - start) / 1e9);
-    free(ctx.rows);
+    rewind(ctx.figures);
+    while ((n = fread(buf, 1, sizeof buf, ctx.figures)) > 0)
+        fwrite(buf, 1, n, csv);
+    if (ferror(ctx.figures))
+        bench_fail("cannot read back the figures");
+    bench_csv_close(csv, csv_path);
+    fprintf(stderr, "%s: done in %.1f s\n", bench_prog, (double)(bench_now_ns() - start) / 1e9);
     return 0;
 }

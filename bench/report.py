@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 """report.py - the tables and the picture of make bench and make bench-gateway.
 
-Reads the long CSV the two bench programs write (bench/csv.h), prints the
+Reads the long CSV the two bench programs write (bench/common.h), prints the
 tables, and with --plot writes a gnuplot script beside the PNG and runs
 gnuplot on it when gnuplot is installed.  Python's standard library only:
 the measuring stays in C, the typesetting here.
@@ -29,26 +29,23 @@ MIB = 1048576
 class Figures:
     """Every row of the CSV files, by (subject, metric, size); text rows as str."""
 
-    def __init__(self):
-        self.v = {}
-        self.subjects = []
-
-    def load(self, path):
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
-        if not rows or rows[0] != ["cipher", "metric", "size_bytes", "value", "unit"]:
-            sys.exit("report.py: %s is not a bench CSV (no header line)" % path)
-        for n, row in enumerate(rows[1:], 2):
-            if len(row) != 5:
-                sys.exit("report.py: %s:%d: not 5 fields" % (path, n))
-            subj, metric, size, value, unit = row
-            try:
-                val = value if unit == "text" else float(value)
-            except ValueError:
-                sys.exit("report.py: %s:%d: '%s' is not a number" % (path, n, value))
-            self.v[(subj, metric, int(size) if size else 0)] = val
-            if subj not in self.subjects:
-                self.subjects.append(subj)
+    def __init__(self, paths):
+        self.v, self.subjects = {}, []
+        for path in paths:
+            with open(path, newline="") as f:
+                rows = list(csv.reader(f))
+            if not rows or rows[0] != ["cipher", "metric", "size_bytes", "value", "unit"]:
+                sys.exit("report.py: %s is not a bench CSV (no header line)" % path)
+            for n, row in enumerate(rows[1:], 2):
+                if len(row) != 5:
+                    sys.exit("report.py: %s:%d: not 5 fields" % (path, n))
+                subj, metric, size, value, unit = row
+                try:
+                    self.v[subj, metric, int(size or 0)] = value if unit == "text" else float(value)
+                except ValueError:
+                    sys.exit("report.py: %s:%d: '%s' is not a number" % (path, n, value))
+                if subj not in self.subjects:
+                    self.subjects.append(subj)
 
     def get(self, subj, metric, size=0):
         return self.v.get((subj, metric, size))
@@ -85,17 +82,8 @@ def table(title, cols, rows, notes=()):
     left = [i == 0 or any(not figure(r[i]) for r in rows) for i in range(len(cols))]
     line = lambda cells: "  ".join(
         str(c).ljust(w[i]) if left[i] else str(c).rjust(w[i]) for i, c in enumerate(cells))
-    print("\n" + title)
-    print(line(cols))
-    print("-" * len(line(cols)))
-    for r in rows:
-        print(line(r))
-    for n in notes:
-        print("  " + n)
-
-
-def impl(f, name):
-    return f.text(name, "impl", "-")
+    print("\n" + title, line(cols), "-" * len(line(cols)), *[line(r) for r in rows],
+          *["  " + n for n in notes], sep="\n")
 
 
 def stream_rows(f):
@@ -137,7 +125,7 @@ def bench_tables(f):
     rows = []
     for c in names:
         mibps, paper = f.get(c, "throughput", MIB), PI4.get(c)
-        rows.append([c, impl(f, c), fmt(1e6 / mibps) if mibps else "-", fmt(mibps),
+        rows.append([c, f.text(c, "impl"), fmt(1e6 / mibps) if mibps else "-", fmt(mibps),
                      fmt(f.get(c, "cpb", MIB)), fmt(f.get(c, "state_bytes")),
                      fmt(f.get(c, "code_bytes")), fmt(paper),
                      fmt(1e6 / paper) if paper else "-",
@@ -156,14 +144,15 @@ def bench_tables(f):
                            "(mbsc_stream_xor in place, median)"),
                           ("cpb", "Cycles per byte by message size (median)")):
         table(title, ["cipher", "impl"] + [size_label(z) for z in SIZES],
-              [[c, impl(f, c)] + [fmt(f.get(c, metric, z)) for z in SIZES] for c in names],
+              [[c, f.text(c, "impl")] + [fmt(f.get(c, metric, z)) for z in SIZES] for c in names],
               ["cycles: %s." % cy] if metric == "cpb" else [])
     if f.get("libsodium-chacha20", "throughput", MIB) is not None:
         rows = [[size_label(z), fmt(f.get("chacha20", "throughput", z)),
                  fmt(f.get(SODIUM[0], "throughput", z)),
                  ratio(f.get("chacha20", "throughput", z), f.get(SODIUM[0], "throughput", z), ""),
                  fmt(f.get(SODIUM[1], "throughput", z))] for z in SIZES]
-        table("ChaCha20: mbsc (%s) / libsodium (SIMD where the CPU has it)" % impl(f, "chacha20"),
+        table("ChaCha20: mbsc (%s) / libsodium (SIMD where the CPU has it)"
+              % f.text("chacha20", "impl"),
               ["message", "mbsc MiB/s", "libsodium MiB/s", "mbsc / libsodium",
                "libsodium AEAD MiB/s"], rows,
               ["libsodium's stream restarts at block 0 on every call: a message shorter than 64 "
@@ -171,7 +160,7 @@ def bench_tables(f):
     ciphers = [c for c in CIPHERS if f.get(c, "impl") is not None]
     table("Setup and memory footprint", ["cipher", "impl", "setup (ns)", "state B", "session B",
                                           "session B (4080)", "code B"],
-          [[c, impl(f, c)] + [fmt(f.get(c, m)) for m in (
+          [[c, f.text(c, "impl")] + [fmt(f.get(c, m)) for m in (
               "setup_ns", "state_bytes", "session_bytes", "session_bytes_4080", "code_bytes")]
            for c in ciphers],
           ["setup: one mbsc_stream_init (key + IV), median.  session B: "
@@ -182,7 +171,7 @@ def bench_tables(f):
         fmt(f.get(c, op + "_ns_p50", z)), fmt(f.get(c, op + "_ns_p99", z)))
     table("Per-frame latency in ns, median / p99 (payload = one Modbus ADU)",
           ["cipher", "impl", "seal 12 B", "open 12 B", "seal 260 B", "open 260 B"],
-          [[c, impl(f, c)] + [pair(c, op, z) for z in FRAMES for op in ("seal", "open")]
+          [[c, f.text(c, "impl")] + [pair(c, op, z) for z in FRAMES for op in ("seal", "open")]
            for c in ciphers + [s for s in frame_rows(f) if s in SODIUM]],
           ["mbsc_record_seal / mbsc_record_open, one call per sample, clock overhead (%s ns) "
            "subtracted; open verifies a fresh frame each time." % fmt(f.get("machine",
@@ -191,7 +180,7 @@ def bench_tables(f):
            % SODIUM[1]])
     rows = []
     for c, z in [(c, z) for c in ciphers for z in FRAMES]:
-        rows.append([c, impl(f, c), z])
+        rows.append([c, f.text(c, "impl"), z])
         for m in ("seal", "seal_ahead", "open", "open_ahead"):  # against AEAD's seal or open
             v = f.get(c, m + "_ns_p50", z)
             rows[-1] += [fmt(v), ratio(v, f.get(SODIUM[1], m[:4] + "_ns_p50", z))]
@@ -209,7 +198,8 @@ def bench_tables(f):
     for s in impls + [x for x in SODIUM if f.get(x, "impl_mibps", MIB) or f.get(
             x, "impl_seal_ns", 260)]:
         c, _, i = s.partition(":")
-        rows.append([s, "yes" if i and impl(f, c) == i else "", fmt(f.get(s, "impl_code_bytes")),
+        rows.append([s, "yes" if i and f.text(c, "impl") == i else "",
+                     fmt(f.get(s, "impl_code_bytes")),
                      fmt(f.get(s, "impl_mibps", MIB)), fmt(f.get(s, "impl_cpb", MIB)),
                      ratio(f.get(s, "impl_mibps", MIB), f.get(SODIUM[0], "impl_mibps", MIB)),
                      fmt(f.get(s, "impl_seal_ns", 260)),
@@ -348,7 +338,8 @@ COLOURS = ["#999999", "#3182bd", "#9ecae1", "#e6550d", "#fdae6b", "#31a354", "#7
 
 def rtt_panel(f):
     bars = [("plaintext\\nlibmodbus" if group == 0 else "%s\\n%s\\n%s" % (
-        s.replace("-pump", ""), "pump" if group == 2 else "sync", impl(f, s.replace("-pump", ""))),
+        s.replace("-pump", ""), "pump" if group == 2 else "sync",
+        f.text(s.replace("-pump", ""), "impl")),
              p50, p99, "baseline" if group == 0 else "%+.1f us" % added, group)
             for s, group, p50, p99, added in transports(f) if p50 is not None]
     return bars_panel("rtt", "Modbus round trip, read 10 registers, loopback (bar: median, "
@@ -379,7 +370,7 @@ def throughput_panel(f):
     for k, c in enumerate(names):
         out += block("tp%d" % k, ["%d %g" % (z, f.get(c, "throughput", z)) for z in SIZES
                                   if f.get(c, "throughput", z) is not None])
-        label = "%s (%s)" % (c, impl(f, c) if c in CIPHERS else
+        label = "%s (%s)" % (c, f.text(c, "impl") if c in CIPHERS else
                              "libsodium " + f.text("machine", "libsodium"))
         plots.append("$tp%d using 1:2 with linespoints lw 2 pt %d lc rgb '%s' dt %d title %s"
                      % (k, k + 4, COLOURS[(k + 1) % len(COLOURS)], 2 if c in SODIUM else 1,
@@ -397,7 +388,7 @@ def latency_panel(f):
     ops = [("seal", 12), ("open", 12), ("seal", 260), ("open", 260)]
     data, vals = [], []
     for i, c in enumerate(rows):
-        tic = "libsodium\\nAEAD" if c in SODIUM else "%s\\n%s" % (c, impl(f, c))
+        tic = "libsodium\\nAEAD" if c in SODIUM else "%s\\n%s" % (c, f.text(c, "impl"))
         line = '%d "%s"' % (i, tic)
         for op, z in ops:
             a, b = f.get(c, op + "_ns_p50", z), f.get(c, op + "_ns_p99", z)
@@ -451,9 +442,7 @@ def main(argv):
     if not files or plot == "" or any(a.startswith("-") and a not in ("--plot", "--no-gnuplot")
                                       for a in argv) or argv[-1:] == ["--plot"]:
         sys.exit(usage)
-    f = Figures()
-    for path in files:
-        f.load(path)
+    f = Figures(files)
     if f.get("run", "rounds") is not None:
         bench_tables(f)
     if gateway_paths(f):

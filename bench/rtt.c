@@ -27,11 +27,6 @@
 #define RTT_REGISTERS  10
 #define MAX_TRANSPORTS (1 + 2 * MBSC_CIPHER_COUNT)
 
-const char *bench_rtt_libmodbus_version(void)
-{
-    return LIBMODBUS_VERSION_STRING;
-}
-
 struct servers {
     modbus_t *plain;
     modbus_mapping_t *map;
@@ -220,10 +215,10 @@ static void measure(struct bench_ctx *ctx, struct transport *tr, size_t n)
             t->slave_cpu_ns += thread_cpu_ns(t) - c0;
         }
     for (size_t j = 0; j < n; j++) {
-        bench_add_p50_p99(ctx, tr[j].name, "rtt_us", 0, &tr[j].rtt, "us");
+        bench_csv_p50_p99(ctx->figures, tr[j].name, "rtt_us", 0, &tr[j].rtt, "us");
         if (tr[j].has_slave_clock)
-            bench_add(ctx, tr[j].name, "slave_cpu_us", 0, tr[j].slave_cpu_ns / 1000.0 / requests,
-                      "us");
+            bench_csv_num(ctx->figures, tr[j].name, "slave_cpu_us", 0,
+                          tr[j].slave_cpu_ns / 1000.0 / requests, "us");
     }
 }
 
@@ -236,10 +231,10 @@ void bench_rtt(struct bench_ctx *ctx)
     int port, secure_ok, path;
 
     memset(tr, 0, sizeof tr);
-    bench_unpin();
+    bench_pin_lift(1);
     if ((port = plain_start(&sv, why, sizeof why)) < 0) {
         servers_stop(&sv);
-        bench_repin();
+        bench_pin_lift(0);
         snprintf(ctx->rtt_note, sizeof ctx->rtt_note, "round trips skipped: %s", why);
         return;
     }
@@ -278,5 +273,5 @@ void bench_rtt(struct bench_ctx *ctx)
     for (size_t j = 1; j < n; j++)
         mbsc_modbus_close(tr[j].ctx);
     servers_stop(&sv);
-    bench_repin();
+    bench_pin_lift(0);
 }
