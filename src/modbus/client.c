@@ -364,6 +364,8 @@ static void pump_work(struct pump *p)
     }
 }
 
+static void pump_app_read_some(struct pump *p);
+
 /*
  * A new request from libmodbus: from now on only its answer is handed
  * over, and none at all if an answer is still unread in the pair: this
@@ -371,8 +373,6 @@ static void pump_work(struct pump *p)
  * the pair is as good as empty for the request after it, which may
  * arrive in the same read.
  */
-static void pump_app_read_some(struct pump *p);
-
 static void note_requests(struct pump *p)
 {
     while (p->req_len - p->noted >= MBSC_MBAP_LENGTH_END) {
